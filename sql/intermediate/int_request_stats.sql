@@ -1,0 +1,63 @@
+-- Request statistics of one run at the three grains the public marts show, computed in one pass.
+-- Percentiles are exact and interpolate linearly between closest ranks (quantile_cont, as numpy's default).
+-- grain: one row per (run_id, iteration, side, host, status_code) grouping set, see `grain`
+-- upstream: requests, iterations, runs
+with requests as (
+    select side, host, iteration, status_code, elapsed_ms, is_error
+    from requests
+    where run_id = $run_id and iteration is not null
+),
+
+settings as (
+    select coalesce((manifest -> 'thresholds' ->> 'slow_call_ms')::double, 1000) as slow_call_ms
+    from runs
+    where run_id = $run_id
+),
+
+grouped as (
+    select
+        iteration,
+        side,
+        host,
+        status_code,
+        case grouping(host, status_code)
+            when 0 then 'status'
+            when 1 then 'host'
+            else 'side'
+        end as grain,
+        count(*) as calls,
+        count(*) filter (where is_error) as errors,
+        count(*) filter (where elapsed_ms > (select slow_call_ms from settings)) as slow_calls,
+        avg(elapsed_ms) as avg_ms,
+        quantile_cont(elapsed_ms, [0.5, 0.9, 0.95, 0.99]) as quantiles_ms,
+        min(elapsed_ms) as min_ms,
+        max(elapsed_ms) as max_ms
+    from requests
+    group by grouping sets ((iteration, side, host, status_code), (iteration, side, host), (iteration, side))
+),
+
+final as (
+    select
+        $run_id as run_id,
+        grouped.iteration,
+        grouped.side,
+        grouped.host,
+        grouped.status_code,
+        grouped.grain,
+        grouped.calls,
+        grouped.errors,
+        grouped.errors / grouped.calls as error_rate,
+        grouped.calls / iterations.duration_s as calls_per_s,
+        grouped.slow_calls,
+        grouped.avg_ms,
+        grouped.quantiles_ms[1] as p50_ms,
+        grouped.quantiles_ms[2] as p90_ms,
+        grouped.quantiles_ms[3] as p95_ms,
+        grouped.quantiles_ms[4] as p99_ms,
+        grouped.min_ms,
+        grouped.max_ms
+    from grouped
+    join iterations on iterations.run_id = $run_id and iterations.iteration = grouped.iteration
+)
+
+select * from final

@@ -1,0 +1,40 @@
+-- Places every staged request in its iteration: start <= started_at < end, or the source's pinned one.
+-- A request in no iteration keeps iteration = null: it is kept and counted, never dropped.
+-- grain: one row per request of one source
+-- upstream: stg_requests (view over one source's staging macro), iterations
+with staged as (
+    select * from stg_requests
+),
+
+windows as (
+    select iteration, started_at as window_start, ended_at as window_end
+    from iterations
+    where run_id = $run_id
+),
+
+placed as (
+    select
+        staged.*,
+        coalesce(
+            $pinned_iteration::integer,
+            case when staged.started_at < windows.window_end then windows.iteration end
+        ) as iteration
+    from staged
+    asof left join windows on staged.started_at >= windows.window_start
+),
+
+final as (
+    select
+        $source_key::integer as source_key,
+        label,
+        method,
+        started_at,
+        elapsed_ms,
+        status_code,
+        is_error,
+        bytes,
+        iteration
+    from placed
+)
+
+select * from final

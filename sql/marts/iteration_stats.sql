@@ -1,0 +1,29 @@
+-- Public mart: per-iteration request statistics at the host level; calls_per_s = calls / duration_s.
+-- grain: one row per (run_id, iteration, side, host)
+-- upstream: int_request_stats
+with stats as (
+    select * from int_request_stats where run_id = $run_id and grain = 'host'
+),
+
+final as (
+    select
+        run_id,
+        iteration,
+        side,
+        host,
+        calls,
+        errors,
+        error_rate,
+        calls_per_s,
+        slow_calls,
+        avg_ms,
+        p50_ms,
+        p90_ms,
+        p95_ms,
+        p99_ms,
+        min_ms,
+        max_ms
+    from stats
+)
+
+select * from final order by iteration, side, host

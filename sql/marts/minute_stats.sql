@@ -1,0 +1,27 @@
+-- Public mart: requests per minute for time-series charts, with the iteration most of the minute's calls
+-- belong to (null when most fall outside every iteration).
+-- grain: one row per (run_id, side, host, minute_at)
+-- upstream: requests
+with requests as (
+    select side, host, date_trunc('minute', started_at) as minute_at, iteration, elapsed_ms, is_error
+    from requests
+    where run_id = $run_id
+),
+
+final as (
+    select
+        $run_id as run_id,
+        side,
+        host,
+        minute_at,
+        mode(iteration) as iteration,
+        count(*) as calls,
+        count(*) filter (where is_error) as errors,
+        avg(elapsed_ms) as avg_ms,
+        quantile_cont(elapsed_ms, 0.95) as p95_ms,
+        max(elapsed_ms) as max_ms
+    from requests
+    group by side, host, minute_at
+)
+
+select * from final order by side, host, minute_at

@@ -1,0 +1,145 @@
+-- Public mart: every requirement judged at every iteration of its side, plus one whole-run line
+-- (iteration null) that says whether it holds at every judged iteration and up to which load it holds.
+-- An iteration is judged when its side reached min_calls_per_s; otherwise `passed` is null.
+-- grain: one row per (run_id, requirement_id, iteration), iteration null for the whole-run line
+-- upstream: requirements, iterations, iteration_summary
+with requirements as (
+    select * from requirements where run_id = $run_id
+),
+
+iterations as (
+    select iteration from iterations where run_id = $run_id
+),
+
+summary as (
+    select * from iteration_summary where run_id = $run_id
+),
+
+measured as (
+    select
+        requirements.requirement_id,
+        iterations.iteration,
+        requirements.side,
+        requirements.metric,
+        requirements.op,
+        requirements.threshold,
+        requirements.min_calls_per_s,
+        case requirements.metric
+            when 'avg_ms' then summary.avg_ms
+            when 'p50_ms' then summary.p50_ms
+            when 'p90_ms' then summary.p90_ms
+            when 'p95_ms' then summary.p95_ms
+            when 'p99_ms' then summary.p99_ms
+            when 'max_ms' then summary.max_ms
+            when 'error_rate' then summary.error_rate
+            when 'calls_per_s' then summary.calls_per_s
+        end as measured,
+        summary.calls_per_s
+    from requirements
+    cross join iterations
+    left join summary on summary.iteration = iterations.iteration and summary.side = requirements.side
+),
+
+judged as (
+    select
+        *,
+        measured is not null and coalesce(calls_per_s, 0) >= coalesce(min_calls_per_s, 0) as is_judged
+    from measured
+),
+
+per_iteration as (
+    select
+        *,
+        case
+            when not is_judged then null
+            when op = '<' then measured < threshold
+            when op = '<=' then measured <= threshold
+            when op = '>' then measured > threshold
+            when op = '>=' then measured >= threshold
+        end as passed,
+        case
+            when threshold = 0 then null
+            when op in ('<', '<=') then 100 * (threshold - measured) / abs(threshold)
+            else 100 * (measured - threshold) / abs(threshold)
+        end as margin_pct
+    from judged
+),
+
+first_failure as (
+    select requirement_id, min(iteration) filter (where is_judged and not passed) as failed_at
+    from per_iteration
+    group by requirement_id
+),
+
+holds_up_to as (
+    select
+        per_iteration.requirement_id,
+        arg_max(per_iteration.iteration, per_iteration.iteration) as iteration,
+        arg_max(per_iteration.calls_per_s, per_iteration.iteration) as calls_per_s
+    from per_iteration
+    join first_failure using (requirement_id)
+    where per_iteration.passed and per_iteration.iteration < coalesce(first_failure.failed_at, 2147483647)
+    group by per_iteration.requirement_id
+),
+
+whole_run as (
+    select
+        requirement_id,
+        null::integer as iteration,
+        any_value(side) as side,
+        any_value(metric) as metric,
+        any_value(op) as op,
+        any_value(threshold) as threshold,
+        any_value(min_calls_per_s) as min_calls_per_s,
+        case
+            when any_value(op) in ('<', '<=') then max(measured) filter (where is_judged)
+            else min(measured) filter (where is_judged)
+        end as measured,
+        null::double as calls_per_s,
+        bool_or(is_judged) as is_judged,
+        bool_and(passed) filter (where is_judged) as passed,
+        min(margin_pct) filter (where is_judged) as margin_pct
+    from per_iteration
+    group by requirement_id
+),
+
+final as (
+    select
+        $run_id as run_id,
+        requirement_id,
+        iteration,
+        side,
+        metric,
+        op,
+        threshold,
+        min_calls_per_s,
+        measured,
+        calls_per_s,
+        is_judged,
+        passed,
+        margin_pct,
+        null::integer as holds_up_to_iteration,
+        null::double as holds_up_to_calls_per_s
+    from per_iteration
+    union all
+    select
+        $run_id as run_id,
+        whole_run.requirement_id,
+        whole_run.iteration,
+        whole_run.side,
+        whole_run.metric,
+        whole_run.op,
+        whole_run.threshold,
+        whole_run.min_calls_per_s,
+        whole_run.measured,
+        whole_run.calls_per_s,
+        whole_run.is_judged,
+        whole_run.passed,
+        whole_run.margin_pct,
+        holds_up_to.iteration as holds_up_to_iteration,
+        holds_up_to.calls_per_s as holds_up_to_calls_per_s
+    from whole_run
+    left join holds_up_to using (requirement_id)
+)
+
+select * from final order by requirement_id, iteration nulls last

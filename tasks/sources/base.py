@@ -1,0 +1,125 @@
+"""What every source reader shares: its context, its result, and the two ways rows reach the warehouse.
+
+A request-level reader turns its raw file into a relation with the columns of `REQUEST_COLUMNS`
+(usually by calling its staging macro in `sql/staging/`), then `load_requests` places every row in its
+iteration (`sql/intermediate/int_requests_by_iteration.sql`) and appends it to `request_facts`.
+Lines that cannot be read go to `rejected_lines` with their line number: nothing is silently dropped.
+"""
+
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from tasks.manifest import Manifest, Source
+from tasks.sqlmodels import model_sql
+
+REQUEST_COLUMNS = ("label", "method", "started_at", "elapsed_ms", "status_code", "is_error", "bytes")
+EXCERPT_CHARS = 200
+
+
+class SourceError(ValueError):
+    """A raw file that cannot be read; the message names the file (and line or field)."""
+
+
+@dataclass
+class SourceContext:
+    """Everything a reader needs about one source of one bundle."""
+
+    con: duckdb.DuckDBPyConnection
+    manifest: Manifest
+    source: Source
+    number: int  # position in manifest.sources, for error messages
+    source_key: int
+    file: Path  # absolute path of the raw file
+
+    @property
+    def field(self) -> str:
+        """How error messages name this source: `sources.3 (app1/access.log)`."""
+        return f"sources.{self.number} ({self.source.path})"
+
+    def option(self, name: str, default: Any = None) -> Any:
+        """A kind-specific option of the source."""
+        return self.source.options.get(name, default)
+
+
+@dataclass
+class SourceResult:
+    """What a reader loaded: rows kept, lines rejected (their share decides whether the ingest fails)."""
+
+    rows: int = 0
+    rejected: int = 0
+    notes: tuple[str, ...] = ()
+
+    @property
+    def rejected_pct(self) -> float:
+        total = self.rows + self.rejected
+        return 100.0 * self.rejected / total if total else 0.0
+
+
+def is_gzip(path: Path) -> bool:
+    """True when the file starts with the gzip magic bytes (whatever its name says)."""
+    with open(path, "rb") as handle:
+        return handle.read(2) == b"\x1f\x8b"
+
+
+def open_text(path: Path):
+    """Open a raw file as text, gunzipping transparently; undecodable bytes are replaced, not fatal."""
+    if is_gzip(path):
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
+    return open(path, encoding="utf-8", errors="replace", newline="")
+
+
+def load_requests(ctx: SourceContext, staged: duckdb.DuckDBPyRelation) -> int:
+    """Place staged request rows in their iterations and append them to `request_facts`."""
+    staged.create_view("stg_requests", replace=True)
+    ctx.con.execute(
+        "insert into request_facts " + model_sql("intermediate/int_requests_by_iteration"),
+        {"run_id": ctx.manifest.run_id, "source_key": ctx.source_key, "pinned_iteration": ctx.source.iteration},
+    )
+    loaded = ctx.con.execute(
+        "select count(*) from request_facts where source_key = $k", {"k": ctx.source_key}
+    ).fetchone()[0]
+    ctx.con.execute("drop view stg_requests")
+    return loaded
+
+
+def reject(ctx: SourceContext, rows: list[tuple[int, str, str]]) -> None:
+    """Keep unreadable lines aside as (line_no, reason, raw text)."""
+    if not rows:
+        return
+    ctx.con.executemany(
+        "insert into rejected_lines values ($run_id, $host, $path, $line_no, $reason, $excerpt)",
+        [
+            {
+                "run_id": ctx.manifest.run_id,
+                "host": ctx.source.host,
+                "path": ctx.source.path,
+                "line_no": line_no,
+                "reason": reason,
+                "excerpt": excerpt[:EXCERPT_CHARS],
+            }
+            for line_no, reason, excerpt in rows
+        ],
+    )
+
+
+def reject_csv_errors(ctx: SourceContext) -> int:
+    """Move the rows DuckDB's CSV reader refused (`store_rejects`) into `rejected_lines`; one per line."""
+    existing = ctx.con.execute(
+        "select count(*) from duckdb_tables() where table_name = 'reject_errors' and temporary"
+    ).fetchone()[0]
+    if not existing:
+        return 0
+    ctx.con.execute(
+        model_sql("intermediate/int_csv_rejects"),
+        {"run_id": ctx.manifest.run_id, "host": ctx.source.host, "path": ctx.source.path},
+    )
+    count = ctx.con.execute("select count(distinct line) from reject_errors").fetchone()[0]
+    ctx.con.execute("drop table reject_errors")
+    ctx.con.execute("drop table if exists reject_scans")
+    return count

@@ -1,0 +1,155 @@
+"""The DuckDB warehouse: one file, one writer at a time, every run replaceable in one transaction.
+
+DuckDB itself refuses a second read-write process, so the loader takes an advisory lock file first
+and waits for it instead of failing: two ingests at once run one after the other.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+from tasks.sqlmodels import model_sql
+
+DEFAULT_WAREHOUSE = "perfcampaign.duckdb"
+
+# Intermediate models materialised (as temp tables, for one run) before the marts that read them.
+INTERMEDIATE_TABLES = ("int_request_stats",)
+# Public marts in build order (later ones read earlier ones). Views are rebuilt on every open.
+MART_VIEWS = ("requests",)
+MART_TABLES = (
+    "iteration_stats",
+    "iteration_status_stats",
+    "iteration_summary",
+    "minute_stats",
+    "verdicts",
+)
+# Tables keyed by run_id that a re-ingest replaces (marts included).
+RUN_TABLES = ("runs", "iterations", "requirements", "rejected_lines", "k6_summary_checks") + MART_TABLES
+
+
+class WarehouseError(RuntimeError):
+    """The warehouse cannot be opened or used as asked."""
+
+
+def warehouse_path(explicit: str | os.PathLike | None = None) -> Path:
+    """The warehouse file: the explicit one, else $PERFCAMPAIGN_WAREHOUSE, else ./perfcampaign.duckdb."""
+    return Path(explicit or os.environ.get("PERFCAMPAIGN_WAREHOUSE") or DEFAULT_WAREHOUSE)
+
+
+@contextmanager
+def _file_lock(path: Path, exclusive: bool) -> Iterator[None]:
+    lock_path = path.with_name(path.name + ".lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+    try:
+        try:
+            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting for the warehouse {path} (another perfcampaign process uses it)...", file=sys.stderr)
+            fcntl.flock(fd, mode)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _configure(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("set TimeZone = 'UTC'")
+
+
+@contextmanager
+def open_warehouse(path: Path, write: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection under the lock: exclusive for writers, shared for readers."""
+    path = Path(path)
+    if not write and not path.exists():
+        raise WarehouseError(f"no warehouse at {path}: load a bundle first with `perfcampaign ingest BUNDLE`")
+    if write:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    with _file_lock(path, exclusive=write):
+        try:
+            con = duckdb.connect(str(path), read_only=not write)
+        except duckdb.Error as exc:
+            raise WarehouseError(f"cannot open the warehouse {path}: {exc}") from None
+        try:
+            _configure(con)
+            if write:
+                ensure_schema(con)
+            yield con
+        finally:
+            con.close()
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """Create base tables and public views; mart tables are created from their models on first use."""
+    con.execute(model_sql("schema/base_tables"))
+    for view in MART_VIEWS:
+        con.execute(f"create or replace view {view} as {model_sql('marts/' + view)}")
+
+
+def _table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    query = "select count(*) from information_schema.tables where table_schema = 'main' and table_name = $name"
+    return con.execute(query, {"name": name}).fetchone()[0] > 0
+
+
+def _models_fingerprint() -> str:
+    """A hash of every model the marts are built from: when it changes, the marts are rebuilt."""
+    digest = hashlib.sha256()
+    for name in INTERMEDIATE_TABLES:
+        digest.update(model_sql(f"intermediate/{name}").encode())
+    for name in MART_TABLES:
+        digest.update(model_sql(f"marts/{name}").encode())
+    return digest.hexdigest()
+
+
+def _build_run_marts(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    params = {"run_id": run_id}
+    for model in INTERMEDIATE_TABLES:
+        con.execute(f"create or replace temp table {model} as {model_sql('intermediate/' + model)}", params)
+    for mart in MART_TABLES:
+        sql = model_sql(f"marts/{mart}")
+        if not _table_exists(con, mart):
+            con.execute(f"create table {mart} as select * from ({sql}) limit 0", params)
+        con.execute(f"delete from {mart} where run_id = $run_id", params)
+        con.execute(f"insert into {mart} by name {sql}", params)
+    for model in INTERMEDIATE_TABLES:
+        con.execute(f"drop table {model}")
+
+
+def refresh_marts(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """Rebuild the mart rows of one run from the models in `sql/marts/`.
+
+    Marts are derived data: when a model's columns changed since the warehouse was made, every mart
+    table is dropped and rebuilt for every run, so old runs never keep a stale shape.
+    """
+    fingerprint = _models_fingerprint()
+    stored = con.execute("select value from warehouse_meta where key = 'marts_fingerprint'").fetchone()
+    if stored and stored[0] == fingerprint:
+        _build_run_marts(con, run_id)
+        return
+    for mart in MART_TABLES:
+        con.execute(f"drop table if exists {mart}")
+    for (each_run,) in con.execute("select run_id from runs order by started_at").fetchall():
+        _build_run_marts(con, each_run)
+    con.execute("delete from warehouse_meta where key = 'marts_fingerprint'")
+    con.execute("insert into warehouse_meta values ('marts_fingerprint', $value)", {"value": fingerprint})
+
+
+def delete_run(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """Remove every row of a run (its requests through its sources)."""
+    params = {"run_id": run_id}
+    con.execute(
+        "delete from request_facts where source_key in (select source_key from sources where run_id = $run_id)",
+        params,
+    )
+    con.execute("delete from sources where run_id = $run_id", params)
+    existing = {row[0] for row in con.execute("select table_name from information_schema.tables").fetchall()}
+    for table in RUN_TABLES:
+        if table in existing:
+            con.execute(f"delete from {table} where run_id = $run_id", params)
