@@ -57,7 +57,8 @@ class Layout:
     epoch_unit: str | None = None  # 's', 'ms' or 'us' when the time item is an epoch number
 
     def add(self, kind: str, duckdb_type: str) -> str:
-        name = f"c{len(self.columns)}"
+        # Named after the field it holds, so a rejected line's reason names it ("status", not "c6").
+        name = f"{kind}_item" if kind else f"item{len(self.columns) + 1}"
         self.columns[name] = duckdb_type
         if kind:
             if kind in self.fields:

@@ -1,0 +1,37 @@
+"""Test-wide isolation: no user SSH config, no real cloud credentials, a private Prefect home."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+_PREFECT_HOME = tempfile.mkdtemp(prefix="perfcampaign-prefect-")
+os.environ.setdefault("PREFECT_HOME", _PREFECT_HOME)
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
+os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
+
+SAMPLES = Path(__file__).parent / "data" / "samples"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch, tmp_path_factory):
+    """Keep tests away from ~/.ssh, real AWS credentials and the user's default warehouse."""
+    fake_home = tmp_path_factory.getbasetemp() / "home"
+    fake_home.mkdir(exist_ok=True)
+    monkeypatch.setenv("HOME", str(fake_home))
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "PERFCAMPAIGN_WAREHOUSE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(fake_home / "aws-config-absent"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(fake_home / "aws-credentials-absent"))
+
+
+@pytest.fixture
+def samples() -> Path:
+    """Real perflogs from public test suites and from our own demo stage (see data/samples/SOURCES.md)."""
+    return SAMPLES

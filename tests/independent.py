@@ -1,0 +1,56 @@
+"""Independent re-computations for tests: plain Python/pandas over raw files, sharing no code with perfcampaign."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+CLF = re.compile(
+    r'^(?P<host>\S+) (?P<ident>\S+) (?P<user>\S+) \[(?P<time>[^\]]+)\] "(?P<request>[^"]*)" '
+    r"(?P<status>\d{3}) (?P<bytes>\S+) (?P<duration>\d+(?:\.\d+)?)$"
+)
+
+
+def read_clf_with_duration(path: Path, duration_to_ms: float = 1.0) -> pd.DataFrame:
+    """Parse `%h %l %u %t "%r" %s %b %D` lines with a regex; unparseable lines are returned apart."""
+    rows = []
+    for line in Path(path).read_text().splitlines():
+        match = CLF.match(line)
+        if not match:
+            continue
+        rows.append(
+            {
+                "started_at": pd.Timestamp(datetime.strptime(match["time"], "%d/%b/%Y:%H:%M:%S %z")).tz_convert("UTC"),
+                "label": match["request"].split(" ")[1].split("?")[0],
+                "status_code": int(match["status"]),
+                "elapsed_ms": float(match["duration"]) * duration_to_ms,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def assign_iterations(frame: pd.DataFrame, windows: list[tuple[int, str, str]]) -> pd.Series:
+    """Iteration of each row by start <= started_at < end; NaN outside every window."""
+    result = pd.Series(np.nan, index=frame.index)
+    for index, start, end in windows:
+        inside = (frame["started_at"] >= pd.Timestamp(start)) & (frame["started_at"] < pd.Timestamp(end))
+        result[inside] = index
+    return result
+
+
+def describe(elapsed: pd.Series) -> dict[str, float]:
+    """count, mean and linear-interpolated percentiles, the way the warehouse should compute them."""
+    values = elapsed.to_numpy(dtype=float)
+    return {
+        "calls": len(values),
+        "avg_ms": float(values.mean()),
+        "p50_ms": float(np.percentile(values, 50)),
+        "p90_ms": float(np.percentile(values, 90)),
+        "p95_ms": float(np.percentile(values, 95)),
+        "p99_ms": float(np.percentile(values, 99)),
+        "max_ms": float(values.max()),
+    }
