@@ -1,0 +1,99 @@
+"""Requirement verdicts on a fixture run with known answers: broken at iteration 3, not judged below min load."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import duckdb
+import pytest
+
+from tasks.ingest import ingest_bundle
+from tests.bundles import write_bundle
+
+START = datetime(2026, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
+# (calls, elapsed ms) per 10-second iteration
+PLAN = {1: (200, 10), 2: (400, 100), 3: (600, 300)}
+
+
+def _log() -> str:
+    lines = []
+    for iteration, (calls, elapsed) in PLAN.items():
+        begin = START + timedelta(seconds=20 * (iteration - 1))
+        for n in range(calls):
+            at = begin + timedelta(seconds=10 * n / calls)
+            status = 500 if n % 100 == 0 else 200
+            lines.append(f'10.0.0.1 - - [{at:%d/%b/%Y:%H:%M:%S} +0000] "GET /api/{n % 3} HTTP/1.1" {status} 12 {elapsed}')
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def warehouse(tmp_path):
+    iterations = [
+        {
+            "index": i,
+            "start": (START + timedelta(seconds=20 * (i - 1))).isoformat(),
+            "end": (START + timedelta(seconds=20 * (i - 1) + 10)).isoformat(),
+            "load": {"vus": 10 * i},
+        }
+        for i in PLAN
+    ]
+    requirements = [
+        {"id": "avg-under-250", "metric": "avg_ms", "op": "<", "threshold": 250, "side": "server", "min_calls_per_s": 15},
+        {"id": "avg-under-50-busy", "metric": "avg_ms", "op": "<", "threshold": 50, "side": "server", "min_calls_per_s": 25},
+        {"id": "p95-under-500", "metric": "p95_ms", "op": "<", "threshold": 500, "side": "server"},
+        {"id": "throughput", "metric": "calls_per_s", "op": ">=", "threshold": 30, "side": "server"},
+        {"id": "errors", "metric": "error_rate", "op": "<=", "threshold": 0.01, "side": "server"},
+        {"id": "client-avg", "metric": "avg_ms", "op": "<", "threshold": 250, "side": "client"},
+    ]
+    source = {"kind": "access_log", "host": "app", "path": "access.log", "preset": "tomcat_common_d", "duration_unit": "ms"}
+    root = write_bundle(tmp_path / "b", {"access.log": _log()}, [source], iterations, requirements)
+    path = tmp_path / "w.duckdb"
+    ingest_bundle(root, path, progress=lambda m: None)
+    return path
+
+
+def _verdicts(path):
+    with duckdb.connect(str(path), read_only=True) as con:
+        rows = con.execute(
+            "select requirement_id, iteration, measured, calls_per_s, is_judged, passed, margin_pct, "
+            "holds_up_to_iteration, holds_up_to_calls_per_s from verdicts"
+        ).fetchall()
+    return {(r[0], r[1]): r[2:] for r in rows}
+
+
+def test_requirement_broken_at_iteration_3(warehouse):
+    v = _verdicts(warehouse)
+    assert v[("avg-under-250", 1)][:4] == (10.0, 20.0, True, True)
+    assert v[("avg-under-250", 2)][:4] == (100.0, 40.0, True, True)
+    assert v[("avg-under-250", 3)][:4] == (300.0, 60.0, True, False)
+    measured, _, judged, passed, margin, up_to, up_to_cps = v[("avg-under-250", None)]
+    assert (measured, judged, passed) == (300.0, True, False)
+    assert margin == pytest.approx(100 * (250 - 300) / 250)
+    assert (up_to, up_to_cps) == (2, 40.0)
+
+
+def test_iterations_below_min_calls_are_not_judged(warehouse):
+    v = _verdicts(warehouse)
+    assert v[("avg-under-50-busy", 1)][2:4] == (False, None)  # 20 calls/s < 25: not judged though 10 ms < 50
+    assert v[("avg-under-50-busy", 2)][2:4] == (True, False)
+    whole = v[("avg-under-50-busy", None)]
+    assert whole[0] == 300.0 and whole[3] is False and whole[5] is None  # fails at its first judged iteration
+    assert whole[4] == pytest.approx(100 * (50 - 300) / 50)
+
+
+def test_holding_requirements_and_other_metrics(warehouse):
+    v = _verdicts(warehouse)
+    assert v[("p95-under-500", None)][3] is True
+    assert v[("p95-under-500", None)][5:] == (3, 60.0)
+    # throughput >= 30 calls/s fails at iteration 1 only: it never "holds up to" anything before it
+    assert [v[("throughput", i)][3] for i in (1, 2, 3)] == [False, True, True]
+    assert v[("throughput", None)][0] == 20.0 and v[("throughput", None)][5] is None
+    # 1 error per 100 calls: exactly 0.01
+    assert v[("errors", 3)][0] == pytest.approx(6 / 600)
+    assert v[("errors", None)][3] is True
+
+
+def test_a_side_without_data_is_not_judged(warehouse):
+    v = _verdicts(warehouse)
+    assert v[("client-avg", 1)][:4] == (None, None, False, None)
+    assert v[("client-avg", None)][2:4] == (False, None)
