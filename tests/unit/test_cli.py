@@ -1,0 +1,89 @@
+"""The `perfcampaign` command as a user runs it: real process, exit codes, stdout vs stderr."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.bundles import write_bundle
+
+CLI = [str(Path(sys.executable).parent / "perfcampaign")]
+
+
+def run(*args, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120, env=env)
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory):
+    """The echo sample's access logs ingested through the CLI."""
+    samples = Path(__file__).parents[1] / "data" / "samples" / "bundle-echo"
+    tmp = tmp_path_factory.mktemp("cli")
+    manifest = yaml.safe_load((samples / "run.yaml").read_text())
+    sources = [s for s in manifest["sources"] if s["kind"] == "access_log"]
+    bundle = write_bundle(
+        tmp / "bundle", {s["path"]: samples / s["path"] for s in sources}, sources,
+        manifest["iterations"], manifest["requirements"], run_id="cli-run",
+    )
+    warehouse = tmp / "w.duckdb"
+    result = run("ingest", str(bundle), "--warehouse", str(warehouse))
+    assert result.returncode == 0, result.stderr
+    return warehouse, result
+
+
+def test_ingest_prints_a_summary_and_progress_on_stderr(loaded):
+    _, result = loaded
+    assert "run cli-run: loaded" in result.stdout
+    assert "requests: 9,261 server" in result.stdout
+    assert "avg-under-250: server avg_ms < 250: holds" in result.stdout
+    assert "reading app1/access.log" in result.stderr
+
+
+def test_sql_json_is_an_array_of_objects(loaded):
+    warehouse, _ = loaded
+    result = run("sql", "select iteration, calls from iteration_summary order by 1", "-w", str(warehouse), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert [r["iteration"] for r in rows] == [1, 2, 3]
+    assert sum(r["calls"] for r in rows) == 9261 - 492
+
+
+def test_sql_csv(loaded):
+    warehouse, _ = loaded
+    result = run("sql", "select host, count(*) as n from requests group by 1 order by 1", "-w", str(warehouse), "-f", "csv")
+    assert list(csv.reader(io.StringIO(result.stdout))) == [["host", "n"], ["app1", "4631"], ["app2", "4630"]]
+
+
+def test_runs_and_show(loaded):
+    warehouse, _ = loaded
+    runs = run("runs", "-w", str(warehouse))
+    assert "cli-run" in runs.stdout and "pass" in runs.stdout
+    show = run("show", "cli-run", "-w", str(warehouse))
+    assert show.returncode == 0
+    lines = show.stdout.splitlines()
+    assert any(line.split()[:5] == ["3", "vus=18", "server", "(all)", "6,045"] for line in lines), show.stdout
+
+
+def test_errors_go_to_stderr_with_a_nonzero_exit(loaded, tmp_path):
+    warehouse, _ = loaded
+    bad_sql = run("sql", "select * from no_such_table", "-w", str(warehouse))
+    assert bad_sql.returncode == 1 and "no_such_table" in bad_sql.stderr and bad_sql.stdout == ""
+    missing = run("show", "nope", "-w", str(warehouse))
+    assert missing.returncode == 1 and "no run 'nope'" in missing.stderr
+    no_bundle = run("ingest", str(tmp_path), "-w", str(tmp_path / "x.duckdb"))
+    assert no_bundle.returncode == 1 and "no manifest" in no_bundle.stderr
+    bad_format = run("sql", "select 1", "-w", str(warehouse), "-f", "xml")
+    assert bad_format.returncode != 0 and "xml" in bad_format.stderr
+
+
+def test_sql_is_read_only(loaded):
+    warehouse, _ = loaded
+    result = run("sql", "delete from runs", "-w", str(warehouse))
+    assert result.returncode == 1 and "read-only" in result.stderr.lower()
