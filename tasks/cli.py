@@ -95,11 +95,12 @@ def demo(
     data: Annotated[Path, typer.Option(help="where bundles are kept")] = Path("perfcampaign-data"),
 ) -> None:
     """Run a real campaign on the embedded demo stage (JVM echo service + k6), ingest it and show it."""
-    from tasks.demo_stage import record_echo_bundle
+    from tasks.demo_stage import record_echo_bundle, utc_now
     from tasks.ingest import ingest_bundle
     from tasks.summary import print_ingest_report
 
-    bundle = record_echo_bundle(data / "demo-latest")
+    typer.echo("recording a bundle: two JVM echo services, vmstat, jstat, k6 at 2, 6 and 18 VUs (~45 s)", err=True)
+    bundle = record_echo_bundle(data / f"demo-{utc_now():%Y%m%dT%H%M%S}")
     report = ingest_bundle(bundle, warehouse_path(warehouse))
     print_ingest_report(report)
     show(report.run_id, warehouse, "table")

@@ -1,0 +1,44 @@
+// Closed-model load on the demo echo service: VUS virtual users POST MESSAGE_SIZE bytes in a loop.
+//
+// Environment (k6 -e KEY=VALUE or the process environment):
+//   TARGETS       comma-separated base URLs, e.g. http://127.0.0.1:18081,http://127.0.0.1:18082
+//   TARGET_NAMES  instance names in the same order (tag `server`); default app1, app2, ...
+//   VUS           virtual users (default 1)
+//   DURATION      k6 duration, e.g. 10s (default 10s)
+//   MESSAGE_SIZE  request body size in bytes (default 1024)
+// No thresholds: requirements are judged from the logs after the run, not by k6.
+import http from 'k6/http';
+
+function list(value) {
+  return (value || '').split(',').map((item) => item.trim()).filter((item) => item.length > 0);
+}
+
+const targets = list(__ENV.TARGETS).map((url) => url.replace(/\/+$/, ''));
+if (targets.length === 0) {
+  throw new Error('TARGETS is empty: pass comma-separated base URLs, e.g. -e TARGETS=http://127.0.0.1:18081');
+}
+const givenNames = list(__ENV.TARGET_NAMES);
+if (givenNames.length > 0 && givenNames.length !== targets.length) {
+  throw new Error(`TARGET_NAMES has ${givenNames.length} names for ${targets.length} TARGETS`);
+}
+const names = givenNames.length > 0 ? givenNames : targets.map((_, i) => `app${i + 1}`);
+const size = parseInt(__ENV.MESSAGE_SIZE || '1024', 10);
+if (!(size >= 0)) {
+  throw new Error(`MESSAGE_SIZE must be a number of bytes, got ${__ENV.MESSAGE_SIZE}`);
+}
+const body = 'x'.repeat(size);
+
+export const options = {
+  vus: parseInt(__ENV.VUS || '1', 10),
+  duration: __ENV.DURATION || '10s',
+  discardResponseBodies: true,
+};
+
+export default function () {
+  // Round-robin: each VU starts on a different target and moves to the next one every iteration.
+  const i = (__VU - 1 + __ITER) % targets.length;
+  http.post(`${targets[i]}/echo`, body, {
+    headers: { 'Content-Type': 'application/octet-stream' },
+    tags: { server: names[i] },
+  });
+}
