@@ -122,6 +122,7 @@ def _read_all_sources(
     con: duckdb.DuckDBPyConnection, manifest: Manifest, root: Path, progress: Callable[[str], None]
 ) -> list[SourceReport]:
     reports = []
+    pending: list[tuple[SourceReport, Callable[[], tuple[str, ...]]]] = []
     for number, source in enumerate(manifest.sources):
         file = root / source.path
         size = file.stat().st_size
@@ -166,6 +167,14 @@ def _read_all_sources(
         reports.append(
             SourceReport(source.path, source.kind, source.host, result.rows, result.rejected, seconds, result.notes)
         )
+        if result.after_all is not None:
+            pending.append((reports[-1], result.after_all))
+    for report, after_all in pending:  # work that needs every source loaded, e.g. k6 summary checks
+        progress(f"checking {report.path}")
+        notes = after_all()
+        report.notes += notes
+        for note in notes:
+            progress(f"  note: {note}")
     return reports
 
 

@@ -1,22 +1,27 @@
 -- Places every staged request in its iteration: start <= started_at < end, or the source's pinned one.
 -- A request in no iteration keeps iteration = null: it is kept and counted, never dropped.
 -- grain: one row per request of one source
--- upstream: stg_requests (view over one source's staging macro), iterations
+-- upstream: stg_requests (one source's staged relation), load_context (that source's run_id, key, pin),
+--           iterations
 with staged as (
     select * from stg_requests
+),
+
+context as (
+    select * from load_context
 ),
 
 windows as (
     select iteration, started_at as window_start, ended_at as window_end
     from iterations
-    where run_id = $run_id
+    where run_id = (select run_id from context)
 ),
 
 placed as (
     select
         staged.*,
         coalesce(
-            $pinned_iteration::integer,
+            (select pinned_iteration from context),
             case when staged.started_at < windows.window_end then windows.iteration end
         ) as iteration
     from staged
@@ -25,7 +30,7 @@ placed as (
 
 final as (
     select
-        $source_key::integer as source_key,
+        (select source_key from context) as source_key,
         label,
         method,
         started_at,

@@ -1,10 +1,11 @@
 -- Parses one access log's raw columns into requests (server side).
 -- grain: one row per logged request
 -- upstream: raw_access_log (view made by tasks/sources/access_log.py: the file read by DuckDB's CSV
---           reader with the columns the server's pattern says; absent fields are NULL)
+--           reader with the columns the server's pattern says; absent fields are NULL),
+--           load_context (duration_to_ms, time_is_end of this source)
 -- %t is written in local time with its offset ('+0100]'): UTC = written time - offset. A log whose time
 -- marks the END of the request (nginx $time_local) gets started_at = logged time - elapsed.
-create or replace temp macro stg_access_log__requests(duration_to_ms, time_is_end) as table
+create or replace temp view stg_access_log__requests as
 with raw as (
     select * from raw_access_log
 ),
@@ -18,7 +19,7 @@ parsed as (
                 case when zone_text[1] = '-' then -1 else 1 end
                 * (zone_text[2:3]::integer * 60 + zone_text[4:5]::integer)
             ) as logged_at,
-        duration * duration_to_ms as elapsed_ms,
+        duration * (select duration_to_ms from load_context) as elapsed_ms,
         status,
         bytes
     from raw
@@ -29,7 +30,7 @@ final as (
         split_part(url, '?', 1) as label,
         method,
         case
-            when time_is_end then logged_at - to_microseconds(round(elapsed_ms * 1000)::bigint)
+            when (select time_is_end from load_context) then logged_at - to_microseconds(round(elapsed_ms * 1000)::bigint)
             else logged_at
         end as started_at,
         elapsed_ms,

@@ -9,7 +9,15 @@ from tasks.sources.access_log_pattern import (
     PatternError,
     compile_pattern,
 )
-from tasks.sources.base import SourceContext, SourceError, SourceResult, is_gzip, load_requests, reject_csv_errors
+from tasks.sources.base import (
+    SourceContext,
+    SourceError,
+    SourceResult,
+    is_gzip,
+    load_requests,
+    reject_csv_errors,
+    set_load_context,
+)
 from tasks.sqlmodels import model_sql
 
 # Canonical raw columns the staging macro reads, with the type of each when the pattern lacks it.
@@ -61,25 +69,29 @@ def read(ctx: SourceContext) -> SourceResult:
         layout = compile_pattern(pattern)
     except PatternError as exc:
         raise SourceError(f"{ctx.field}.format: {exc}") from None
-    raw = ctx.con.sql(
-        "from read_csv($path, delim = $delim, quote = '\"', escape = '\\', header = false, nullstr = '-',"
-        " auto_detect = false, columns = $columns, timestampformat = $tsformat, compression = $compression,"
-        " store_rejects = true, strict_mode = true)",
-        params={
-            "path": str(ctx.file),
-            "delim": layout.delimiter,
-            "columns": layout.columns,
-            "tsformat": CLF_TIME_FORMAT,
-            "compression": "gzip" if is_gzip(ctx.file) else "none",
-        },
+    raw = ctx.con.read_csv(
+        str(ctx.file),
+        sep=layout.delimiter,
+        quotechar='"',
+        escapechar="\\",
+        header=False,
+        na_values="-",
+        auto_detect=False,
+        columns=layout.columns,
+        timestamp_format=CLF_TIME_FORMAT,
+        compression="gzip" if is_gzip(ctx.file) else "none",
+        store_rejects=True,
+        strict_mode=True,
     )
     raw.project(", ".join(_raw_expressions(layout))).create_view("raw_access_log", replace=True)
-    ctx.con.execute(model_sql("staging/stg_access_log__requests"))
-    staged = ctx.con.sql(
-        "from stg_access_log__requests($scale, $end)",
-        params={"scale": _duration_to_ms(ctx, layout), "end": bool(ctx.option("time_is_end", layout.time_is_end))},
+    set_load_context(
+        ctx,
+        duration_to_ms=_duration_to_ms(ctx, layout),
+        time_is_end=bool(ctx.option("time_is_end", layout.time_is_end)),
     )
-    rows = load_requests(ctx, staged)
+    ctx.con.execute(model_sql("staging/stg_access_log__requests"))
+    rows = load_requests(ctx, ctx.con.view("stg_access_log__requests"))
     rejected = reject_csv_errors(ctx)
+    ctx.con.execute("drop view stg_access_log__requests")
     ctx.con.execute("drop view raw_access_log")
     return SourceResult(rows=rows, rejected=rejected)

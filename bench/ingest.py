@@ -1,0 +1,167 @@
+"""Ingest speed and memory against DuckDB's bare scan of the same files, for an access log and a JTL.
+
+Generates N rows of each (default 10 M), ingests each bundle in a fresh process (so its peak RSS is its
+own), and times DuckDB's bare line scan of the same file in the same run. Target: ingest at least one
+third of the bare-scan rate, under 2 GB peak RSS for 10 M rows. Prints one line per format.
+
+    .venv/bin/python bench/ingest.py [--rows 10000000] [--keep DIR] [--only access_log|jtl]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import duckdb
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+START_EPOCH_MS = 1_764_000_000_000  # 2025-11-24T16:00:00Z
+ITERATIONS = 5
+
+
+def _iterations(rows: int, rate_per_s: int) -> list[dict]:
+    span_s = rows / rate_per_s
+    step = span_s / ITERATIONS
+    start = START_EPOCH_MS / 1000
+    stamp = lambda s: time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(s)) + f".{int(s * 1000) % 1000:03d}Z"
+    return [
+        {"index": i + 1, "start": stamp(start + i * step), "end": stamp(start + (i + 1) * step), "load": {"vus": 10 * (i + 1)}}
+        for i in range(ITERATIONS)
+    ]
+
+
+def generate_access_log(path: Path, rows: int, rate_per_s: int) -> None:
+    """Tomcat `%h %l %u %t "%r" %s %b %D` lines, `rate_per_s` per second, 50 labels, 0.1 % errors."""
+    duckdb.sql(
+        f"""
+        copy (
+            select '10.0.' || (i % 200) || '.' || (i % 97) || ' - - ['
+                || strftime(make_timestamp(({START_EPOCH_MS} + (i * 1000 // {rate_per_s})) * 1000), '%d/%b/%Y:%H:%M:%S')
+                || ' +0000] "' || case when i % 5 = 0 then 'POST' else 'GET' end || ' /api/v1/item/' || (i % 50)
+                || '?session=' || (i % 1000) || ' HTTP/1.1" ' || case when i % 1000 = 7 then 503 else 200 end
+                || ' ' || (200 + i % 4000) || ' ' || (1 + (i * 7919) % 250)
+            from range({rows}) t(i)
+        ) to '{path}' (format csv, header false, quote '', delim '\x1f')
+        """
+    )
+
+
+def generate_jtl(path: Path, rows: int, rate_per_s: int) -> None:
+    """CSV JTL with JMeter's default columns, a quoted failure message on 0.1 % of rows."""
+    header = (
+        "timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,"
+        "bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect"
+    )
+    duckdb.sql(
+        f"""
+        copy (
+            select {START_EPOCH_MS} + (i * 1000 // {rate_per_s}) || ',' || (1 + (i * 7919) % 250) || ',GET item '
+                || (i % 50) || ',' || case when i % 1000 = 7 then '503,Service Unavailable' else '200,OK' end
+                || ',Thread Group 1-' || (i % 64) || ',text,' || case when i % 1000 = 7 then 'false' else 'true' end
+                || ',' || case when i % 1000 = 7 then '"Test failed: code expected 200, got 503"' else '' end
+                || ',' || (200 + i % 4000) || ',140,64,64,http://10.0.0.1:8080/api/v1/item/' || (i % 50) || ','
+                || (i % 200) || ',0,' || (i % 3)
+            from range({rows}) t(i)
+        ) to '{path}' (format csv, header false, quote '', delim '\x1f')
+        """
+    )
+    body = path.read_bytes() if rows <= 100_000 else None
+    if body is not None:
+        path.write_bytes(header.encode() + b"\n" + body)
+    else:  # prepend the header without loading the file
+        tmp = path.with_suffix(".tmp")
+        with open(tmp, "wb") as out, open(path, "rb") as src:
+            out.write(header.encode() + b"\n")
+            shutil.copyfileobj(src, out, 1 << 24)
+        tmp.replace(path)
+
+
+def bare_scan_seconds(path: Path) -> float:
+    """DuckDB reading every line of the file as one column: the floor any parser stands on."""
+    con = duckdb.connect()
+    started = time.perf_counter()
+    con.sql(
+        "select count(*) from read_csv($path, columns = {'line': 'VARCHAR'}, header = false, delim = E'\\x1f', "
+        "quote = '', escape = '')",
+        params={"path": str(path)},
+    ).fetchall()
+    return time.perf_counter() - started
+
+
+def ingest_in_child(bundle: Path, warehouse: Path) -> tuple[float, float]:
+    """Ingest in a fresh process; returns (seconds, peak RSS in MB of that process)."""
+    code = (
+        "import sys, time, json, resource; from tasks.ingest import ingest_bundle; t = time.perf_counter(); "
+        "ingest_bundle(sys.argv[1], sys.argv[2], progress=lambda m: None); "
+        "print(json.dumps({'s': time.perf_counter() - t, "
+        "'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(bundle), str(warehouse)], capture_output=True, text=True, cwd=ROOT
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"ingest of {bundle} failed:\n{done.stderr}")
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures["s"], figures["rss_mb"]
+
+
+def bench_one(kind: str, rows: int, workdir: Path) -> dict:
+    rate = 2_000
+    bundle = workdir / kind
+    bundle.mkdir(parents=True, exist_ok=True)
+    if kind == "access_log":
+        raw = bundle / "access.log"
+        generate_access_log(raw, rows, rate)
+        source = {"kind": "access_log", "host": "app", "path": raw.name, "preset": "tomcat_common_d", "duration_unit": "ms"}
+    else:
+        raw = bundle / "results.jtl"
+        generate_jtl(raw, rows, rate)
+        source = {"kind": "jtl", "host": "loadgen", "path": raw.name}
+    manifest = {
+        "format": 1, "run_id": f"bench-{kind}", "campaign": "bench", "timezone": "UTC",
+        "iterations": _iterations(rows, rate),
+        "requirements": [{"id": "p95", "metric": "p95_ms", "op": "<", "threshold": 200, "side": "server"}],
+        "sources": [source],
+    }
+    (bundle / "run.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    size_mb = raw.stat().st_size / 1e6
+    scan_s = min(bare_scan_seconds(raw) for _ in range(2))
+    ingest_s, rss_mb = ingest_in_child(bundle, workdir / f"{kind}.duckdb")
+    return {
+        "kind": kind, "rows": rows, "size_mb": size_mb, "scan_s": scan_s, "ingest_s": ingest_s, "rss_mb": rss_mb,
+        "scan_rows_per_s": rows / scan_s, "ingest_rows_per_s": rows / ingest_s, "ratio": scan_s / ingest_s,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--keep", type=Path, help="keep generated files here instead of a temp folder")
+    parser.add_argument("--only", choices=("access_log", "jtl"))
+    args = parser.parse_args()
+    workdir = args.keep or Path(tempfile.mkdtemp(prefix="perfcampaign-bench-"))
+    kinds = [args.only] if args.only else ["access_log", "jtl"]
+    print(f"{'kind':<11} {'rows':>11} {'MB':>7} {'scan s':>7} {'ingest s':>9} {'scan rows/s':>12} "
+          f"{'ingest rows/s':>14} {'ingest/scan':>11} {'peak RSS MB':>12}")
+    try:
+        for kind in kinds:
+            r = bench_one(kind, args.rows, workdir)
+            print(f"{r['kind']:<11} {r['rows']:>11,} {r['size_mb']:>7.0f} {r['scan_s']:>7.2f} {r['ingest_s']:>9.2f} "
+                  f"{r['scan_rows_per_s']:>12,.0f} {r['ingest_rows_per_s']:>14,.0f} {r['ratio']:>11.2f} "
+                  f"{r['rss_mb']:>12,.0f}", flush=True)
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+    print("target: ingest/scan >= 0.33 and peak RSS < 2048 MB at 10 M rows")
+
+
+if __name__ == "__main__":
+    main()
