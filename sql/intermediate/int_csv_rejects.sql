@@ -1,15 +1,20 @@
--- Lines DuckDB's CSV reader refused (store_rejects), one row per line with every reason joined.
+-- Lines DuckDB's CSV reader refused (store_rejects), one row per line with its main reason: a wrong
+-- number of fields if that is what happened (the cast errors that follow from it are noise), else the
+-- first field that could not be converted.
 -- grain: one row per (run_id, path, line_no)
 -- upstream: reject_errors (temp table written by read_csv with store_rejects = true)
 insert into rejected_lines
 with errors as (
-    select line, error_type, error_message, csv_line from reject_errors
+    select line, column_idx, error_type, error_message, csv_line from reject_errors
 ),
 
 per_line as (
     select
         line as line_no,
-        string_agg(distinct error_type || ': ' || error_message, '; ') as reason,
+        arg_min(
+            error_type || ': ' || error_message,
+            (case when error_type like '%COLUMNS%' then 0 else 1 end) * 100000 + coalesce(column_idx, 0)
+        ) as reason,
         any_value(csv_line) as excerpt
     from errors
     group by line
