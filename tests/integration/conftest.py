@@ -9,7 +9,7 @@ import pytest
 from tasks.demo_stage import record_echo_bundle
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def echo_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A short demo bundle (1 then 3 VUs, 3 s each) recorded once per test module."""
+    """A short demo bundle (1 then 3 VUs, 3 s each) recorded once per test session."""
     return record_echo_bundle(tmp_path_factory.mktemp("echo-bundle"), steps=[1, 3], duration_s=3, pause_s=1)
