@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from tasks.sources.access_log_regex import PRESET_REGEXES, read_raw_frame, regex_for
 from tasks.sources.access_log_pattern import (
     CLF_TIME_FORMAT,
     DURATION_SCALE_TO_MS,
@@ -60,11 +61,8 @@ def _duration_to_ms(ctx: SourceContext, layout: Layout) -> float:
     return DURATION_SCALE_TO_MS.get(unit, 1.0)
 
 
-def read(ctx: SourceContext) -> SourceResult:
-    """Load one access log into request_facts; lines that do not fit the pattern are rejected."""
-    pattern = ctx.option("format") or ctx.option("preset")
-    if not pattern:
-        raise SourceError(f"{ctx.field}: an access_log needs `format` (the server's pattern) or `preset`")
+def _raw_from_pattern(ctx: SourceContext, pattern: str) -> Layout:
+    """The delimited path: DuckDB's CSV reader with a layout compiled from the server's pattern."""
     try:
         layout = compile_pattern(pattern)
     except PatternError as exc:
@@ -84,6 +82,27 @@ def read(ctx: SourceContext) -> SourceResult:
         strict_mode=True,
     )
     raw.project(", ".join(_raw_expressions(layout))).create_view("raw_access_log", replace=True)
+    return layout
+
+
+def _raw_from_regex(ctx: SourceContext) -> tuple[Layout, int]:
+    """The fallback path: a regex per line in Python (see access_log_regex); returns rejected lines too."""
+    compiled, unit = regex_for(ctx)
+    frame, rejected = read_raw_frame(ctx, compiled)
+    ctx.con.from_df(frame).create_view("raw_access_log", replace=True)
+    has_elapsed = "elapsed" in compiled.groupindex
+    return Layout(delimiter="", duration_unit=unit, fields={"duration": "elapsed"} if has_elapsed else {}), rejected
+
+
+def read(ctx: SourceContext) -> SourceResult:
+    """Load one access log into request_facts; lines that do not fit the pattern are rejected."""
+    pattern = ctx.option("format") or ctx.option("preset")
+    if ctx.option("regex") or pattern in PRESET_REGEXES:
+        layout, regex_rejected = _raw_from_regex(ctx)
+    elif pattern:
+        layout, regex_rejected = _raw_from_pattern(ctx, pattern), 0
+    else:
+        raise SourceError(f"{ctx.field}: an access_log needs `format` (the server's pattern), `preset` or `regex`")
     set_load_context(
         ctx,
         duration_to_ms=_duration_to_ms(ctx, layout),
@@ -91,7 +110,7 @@ def read(ctx: SourceContext) -> SourceResult:
     )
     ctx.con.execute(model_sql("staging/stg_access_log__requests"))
     rows = load_requests(ctx, ctx.con.view("stg_access_log__requests"))
-    rejected = reject_csv_errors(ctx)
+    rejected = reject_csv_errors(ctx) + regex_rejected
     ctx.con.execute("drop view stg_access_log__requests")
     ctx.con.execute("drop view raw_access_log")
     return SourceResult(rows=rows, rejected=rejected)

@@ -201,3 +201,25 @@ def test_pattern_columns():
     ]
     assert list(layout.fields) == ["ts_written", "zone_text", "request", "status", "bytes", "duration"]
     assert list(layout.columns)[:3] == ["item1", "item2", "item3"]
+
+
+def test_gorouter_lines_through_the_regex_preset(samples, tmp_path):
+    raw = samples / "access-logs" / "lograter-latency.log"
+    root = write_bundle(
+        tmp_path / "b",
+        {"rtr.log": raw.read_text() + "a line that is not from the router\n"},
+        [{"kind": "access_log", "host": "router", "path": "rtr.log", "preset": "cloudfoundry_gorouter", "max_rejected_pct": 50}],
+        [{"index": 1, "start": "2020-11-13T14:56:00Z", "end": "2020-11-13T14:57:00Z", "load": {}}],
+    )
+    report = ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
+    lines = raw.read_text().splitlines()
+    want_ms = [float(line.split("response_time:")[1].split(" ")[0]) * 1000 for line in lines]
+    got = _query(tmp_path / "w.duckdb", "select * from requests order by started_at")
+    assert len(got) == 5 and report.rejected_lines == 1
+    assert sorted(got.elapsed_ms) == pytest.approx(sorted(want_ms))
+    assert list(got.status_code) == [204, 200, 202, 500, 202]
+    assert got.started_at[0] == pd.Timestamp("2020-11-13T14:56:20.968448Z")
+    assert list(got.iteration.isna()) == [False, False, False, True, True]
+    assert got.label[3] == "/hex/pah/col"
+    rejected = _query(tmp_path / "w.duckdb", "select line_no, reason from rejected_lines")
+    assert list(rejected.line_no) == [6] and "regex" in rejected.reason[0]
