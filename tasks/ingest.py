@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 
-from tasks.manifest import Manifest, load_manifest
+from tasks.manifest import REQUEST_KINDS, Manifest, load_manifest
 from tasks.sources import read_source
 from tasks.sources.base import SourceContext, SourceError, SourceResult
 from tasks.warehouse import delete_run, open_warehouse, refresh_marts
@@ -135,8 +135,8 @@ def _read_all_sources(
                 "run_id": manifest.run_id,
                 "kind": source.kind,
                 "host": source.host,
-                "role": source.role or ("loadgen" if source.side == "client" else "sut"),
-                "side": source.side if source.kind in ("access_log", "jtl", "k6_json", "k6_csv") else None,
+                "role": source.default_role,
+                "side": source.side if source.kind in REQUEST_KINDS else None,
                 "path": source.path,
                 "pinned": source.iteration,
                 "sha": sha256_of(file),

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 MANIFEST_NAME = "run.yaml"
 
 REQUEST_KINDS = ("access_log", "jtl", "k6_json", "k6_csv")
+LOAD_TOOL_KINDS = ("jtl", "jmeter_log", "k6_json", "k6_csv", "k6_summary")
 OTHER_KINDS = ("jmeter_log", "k6_summary", "vmstat", "jstat", "docker_stats")
 SOURCE_KINDS = REQUEST_KINDS + OTHER_KINDS
 
@@ -92,6 +93,11 @@ class Source(BaseModel):
     def options(self) -> dict[str, Any]:
         """The kind-specific options (fields this model does not declare)."""
         return dict(self.model_extra or {})
+
+    @property
+    def default_role(self) -> str:
+        """The role given, else `loadgen` for load-tool results and `sut` for everything else."""
+        return self.role or ("loadgen" if self.kind in LOAD_TOOL_KINDS else "sut")
 
     @property
     def side(self) -> str:
