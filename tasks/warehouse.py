@@ -16,23 +16,30 @@ from pathlib import Path
 
 import duckdb
 
-from tasks.sqlmodels import model_sql
+from tasks.sqlmodels import model_sql, models_in
 
 DEFAULT_WAREHOUSE = "perfcampaign.duckdb"
 
 # Intermediate models materialised (as temp tables, for one run) before the marts that read them.
-INTERMEDIATE_TABLES = ("int_request_stats",)
+INTERMEDIATE_TABLES = ("int_request_stats", "int_health_thresholds", "int_sample_windows")
 # Public marts in build order (later ones read earlier ones). Views are rebuilt on every open.
-MART_VIEWS = ("requests",)
+MART_VIEWS = ("requests", "host_samples")
 MART_TABLES = (
     "iteration_stats",
     "iteration_status_stats",
     "iteration_summary",
     "minute_stats",
     "verdicts",
+    "host_iteration_stats",
+    "jvm_iteration_stats",
+    "container_stats",
+    "health_findings",
 )
 # Tables keyed by run_id that a re-ingest replaces (marts included).
-RUN_TABLES = ("runs", "iterations", "requirements", "rejected_lines", "k6_summary_checks") + MART_TABLES
+RUN_TABLES = (
+    "runs", "iterations", "requirements", "rejected_lines", "k6_summary_checks", "jmeter_summaries",
+    "host_metric_sources", "host_sample_facts",
+) + MART_TABLES
 
 
 class WarehouseError(RuntimeError):
@@ -88,7 +95,8 @@ def open_warehouse(path: Path, write: bool = False) -> Iterator[duckdb.DuckDBPyC
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create base tables and public views; mart tables are created from their models on first use."""
-    con.execute(model_sql("schema/base_tables"))
+    for name in models_in("schema"):  # base_tables.sql first, then one file per tool
+        con.execute(model_sql(name))
     for view in MART_VIEWS:
         con.execute(f"create or replace view {view} as {model_sql('marts/' + view)}")
 

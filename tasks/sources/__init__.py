@@ -13,6 +13,9 @@ READER_MODULES = {
     "k6_json": "tasks.sources.k6",
     "k6_csv": "tasks.sources.k6",
     "k6_summary": "tasks.sources.k6",
+    "vmstat": "tasks.sources.vmstat",
+    "jstat": "tasks.sources.jstat",
+    "docker_stats": "tasks.sources.docker_stats",
 }
 
 

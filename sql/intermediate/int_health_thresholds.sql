@@ -1,0 +1,27 @@
+-- The thresholds the health findings judge by: the manifest's `thresholds:` map, else these defaults.
+-- grain: one row (the run being built)
+-- upstream: runs
+with settings as (
+    select manifest -> 'thresholds' as given from runs where run_id = $run_id
+),
+
+final as (
+    select
+        -- a host's CPU is saturated in an iteration when idle < cpu_idle_min_pct in >= cpu_busy_share_pct of samples
+        coalesce((given ->> 'cpu_idle_min_pct')::double, 10) as cpu_idle_min_pct,
+        coalesce((given ->> 'loadgen_cpu_idle_min_pct')::double, (given ->> 'cpu_idle_min_pct')::double, 10)
+            as loadgen_cpu_idle_min_pct,
+        coalesce((given ->> 'cpu_busy_share_pct')::double, 50) as cpu_busy_share_pct,
+        coalesce((given ->> 'cpu_wait_max_pct')::double, 10) as cpu_wait_max_pct,
+        coalesce((given ->> 'gc_overhead_max_pct')::double, 5) as gc_overhead_max_pct,
+        -- growth per hour in percent of the old generation's capacity / of the container's memory limit
+        coalesce((given ->> 'old_gen_growth_max_pct_per_h')::double, 5) as old_gen_growth_max_pct_per_h,
+        coalesce((given ->> 'container_mem_growth_max_pct_per_h')::double, 5) as container_mem_growth_max_pct_per_h,
+        -- a trend is judged only over samples that span at least this long
+        coalesce((given ->> 'trend_min_span_s')::double, 300) as trend_min_span_s,
+        -- network bytes per call may differ from the run's median by at most this factor
+        coalesce((given ->> 'net_per_call_max_ratio')::double, 3) as net_per_call_max_ratio
+    from settings
+)
+
+select * from final

@@ -1,0 +1,44 @@
+-- Parses vmstat rows into host samples: procps-ng's column names become names with units, and rows that
+-- carry no time of their own are placed at started_at + k * interval_s.
+-- grain: one row per vmstat data line
+-- upstream: raw_vmstat (view made by tasks/sources/vmstat.py: one row per data line with its values by header
+--           name, written_at from `-t` or an ISO prefix (UTC) or NULL, sample_no = k counting data lines from 0)
+-- The first data line (k = 0) is the average since boot: kept, flagged is_since_boot, left out of statistics.
+-- Memory is in KiB, si/so in KiB/s, bi/bo in 1 KiB blocks/s, CPU columns in percent of all CPUs.
+create or replace temp macro stg_vmstat__samples(started_at, interval_s) as table
+with raw as (
+    select * from raw_vmstat
+),
+
+final as (
+    select
+        line_no,
+        coalesce(
+            written_at,
+            started_at + to_microseconds(round(sample_no * interval_s * 1000000)::bigint)
+        ) as sampled_at,
+        sample_no = 0 as is_since_boot,
+        r::integer as run_queue,
+        b::integer as blocked,
+        swpd::bigint as swap_used_kb,
+        free::bigint as mem_free_kb,
+        buff::bigint as mem_buffer_kb,
+        cache::bigint as mem_cache_kb,
+        inact::bigint as mem_inactive_kb,
+        active::bigint as mem_active_kb,
+        si as swap_in_kb_per_s,
+        so as swap_out_kb_per_s,
+        bi as blocks_in_per_s,
+        bo as blocks_out_per_s,
+        "in" as interrupts_per_s,
+        cs as context_switches_per_s,
+        us as cpu_user_pct,
+        sy as cpu_system_pct,
+        id as cpu_idle_pct,
+        wa as cpu_wait_pct,
+        st as cpu_steal_pct,
+        gu as cpu_guest_pct
+    from raw
+)
+
+select * from final
