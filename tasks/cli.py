@@ -89,22 +89,63 @@ def show(
         write_rows(columns, rows, fmt, title=f"{run_id}: requirements")
 
 
+def _overrides(values: list[str]) -> dict:
+    """`--set load.duration_s=5` pairs; values are YAML (`load.steps=[{vus: 1}]`)."""
+    import yaml
+
+    parsed = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            fail(f"--set {item!r}: expected KEY=VALUE, e.g. load.duration_s=30")
+        parsed[key.strip()] = yaml.safe_load(value)
+    return parsed
+
+
+SetOption = Annotated[list[str], typer.Option("--set", help="override a campaign key: load.duration_s=30 (repeatable)")]
+WorkOption = Annotated[Path, typer.Option(help="local work folder for bundles being collected")]
+
+
+@app.command()
+def run(
+    campaign: Annotated[Path, typer.Argument(help="campaign file (see docs/campaign-format.md)")],
+    overrides: SetOption = [],
+    warehouse: WarehouseOption = None,
+    work_dir: WorkOption = Path("perfcampaign-work"),
+) -> None:
+    """Run a campaign now through Prefect: stage up, iterations, collect, store, ingest, teardown."""
+    from flows.campaign import RunOverrides, campaign_flow
+
+    chosen = RunOverrides(extra=_overrides(overrides))
+    typer.echo(campaign_flow(str(campaign), chosen, str(warehouse_path(warehouse)), str(work_dir)))
+
+
 @app.command()
 def demo(
     warehouse: WarehouseOption = None,
-    data: Annotated[Path, typer.Option(help="where bundles are kept")] = Path("perfcampaign-data"),
+    overrides: SetOption = [],
+    work_dir: WorkOption = Path("perfcampaign-work"),
 ) -> None:
-    """Run a real campaign on the embedded demo stage (JVM echo service + k6), ingest it and show it."""
-    from tasks.demo_stage import record_echo_bundle, utc_now
-    from tasks.ingest import ingest_bundle
-    from tasks.summary import print_ingest_report
+    """Run the demo campaign (two JVM echo services, k6, vmstat, jstat) end to end and show the result."""
+    from flows.campaign import RunOverrides, campaign_flow
 
-    typer.echo("recording a bundle: two JVM echo services, vmstat, jstat, k6 at 2, 6 and 18 VUs (~45 s)", err=True)
-    bundle = record_echo_bundle(data / f"demo-{utc_now():%Y%m%dT%H%M%S}")
-    report = ingest_bundle(bundle, warehouse_path(warehouse))
-    print_ingest_report(report)
-    show(report.run_id, warehouse, "table")
-    typer.echo(f"\nbundle: {bundle}\nwarehouse: {warehouse_path(warehouse)}")
+    typer.echo("running campaigns/demo.yaml: ~4 iterations of 20 s, under 3 minutes", err=True)
+    campaign_file = Path(__file__).resolve().parents[1] / "campaigns" / "demo.yaml"
+    chosen = RunOverrides(extra=_overrides(overrides))
+    run_id = campaign_flow(str(campaign_file), chosen, str(warehouse_path(warehouse)), str(work_dir))
+    show(run_id, warehouse, "table")
+    columns, rows = _query(warehouse, "select bundle_uri from runs where run_id = $run_id", {"run_id": run_id})
+    typer.echo(f"\nbundle: {rows[0][0]}\nwarehouse: {warehouse_path(warehouse).resolve()}")
+
+
+@app.command()
+def serve(
+    campaigns: Annotated[Optional[list[Path]], typer.Argument(help="campaign files (default: campaigns/*.yaml)")] = None,
+) -> None:
+    """Serve the deployments: one scheduled per campaign file, plus `campaign/adhoc` for the Prefect UI."""
+    from flows.deployments import serve_campaigns
+
+    serve_campaigns(campaigns)
 
 
 def main() -> None:

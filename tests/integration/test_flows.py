@@ -11,14 +11,6 @@ from tests.bundles import write_bundle
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture(scope="session")
-def prefect_server():
-    from prefect.testing.utilities import prefect_test_harness
-
-    with prefect_test_harness(server_startup_timeout=180):
-        yield
-
-
 def test_every_flow_module_loads():
     from flows.ingest import ingest_flow
 

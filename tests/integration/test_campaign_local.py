@@ -1,0 +1,130 @@
+"""The demo campaign through the Prefect flow on the local transport: real JVMs, real k6, real monitors.
+
+Faults too: the service killed mid-run, k6 failing, a generator that cannot be reached. In every case the
+stage is torn down, every collected log is stored and the run says what happened.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import socket
+import subprocess
+from pathlib import Path
+
+import duckdb
+import pytest
+import yaml
+
+from tasks.demo_stage import free_ports
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "campaigns" / "demo.yaml"
+
+
+def _run(tmp_path: Path, overrides: dict, campaign: Path = DEMO, ports: list[int] | None = None):
+    from flows.campaign import RunOverrides, campaign_flow
+
+    ports = ports or free_ports(2)
+    extra = {
+        "vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1]),
+        "workdir": str(tmp_path / "stage"), "store.uri": str(tmp_path / "store"), **overrides,
+    }
+    chosen = RunOverrides(duration_s=3, pause_s=1, extra=extra)
+    return campaign_flow(str(campaign), chosen, str(tmp_path / "w.duckdb"), str(tmp_path / "work")), ports
+
+
+def _port_closed(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+def _manifest(tmp_path: Path) -> dict:
+    (bundle,) = (tmp_path / "store").iterdir()
+    return yaml.safe_load((bundle / "run.yaml").read_text())
+
+
+def _query(tmp_path: Path, sql: str):
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+def test_demo_campaign_end_to_end(prefect_server, tmp_path):
+    run_id, ports = _run(tmp_path, {"load.ramp.max_steps": 2})
+    manifest = _manifest(tmp_path)
+    assert manifest["run_id"] == run_id and manifest["status"] == "completed"
+    assert [it["load"] for it in manifest["iterations"]] == [{"vus": 2}, {"vus": 4}]
+    assert "reached max_steps (2)" in manifest["status_reason"]
+    stored = tmp_path / "store" / run_id
+    sums = dict(line.split("  ")[::-1] for line in (stored / "SHA256SUMS").read_text().splitlines())
+    assert {s["path"] for s in manifest["sources"]} <= set(sums)
+    # every k6 request reached a service and was logged there (the health checks come on top)
+    k6_requests = 0
+    for source in (s for s in manifest["sources"] if s["kind"] == "k6_json"):
+        with gzip.open(stored / source["path"], "rt") as lines:
+            k6_requests += sum(1 for line in lines if '"metric":"http_req_duration","type":"Point"' in line.replace(" ", ""))
+    logged = sum(
+        sum(1 for line in (stored / s["path"]).read_text().splitlines() if '"POST /echo' in line)
+        for s in manifest["sources"] if s["kind"] == "access_log"
+    )
+    assert logged == k6_requests > 0
+    assert _query(tmp_path, f"select count(*) from requests where run_id = '{run_id}' and side = 'client'")[0][0] == k6_requests
+    hosts = {row[0] for row in _query(tmp_path, f"select distinct host from host_samples where run_id = '{run_id}'")}
+    assert hosts == {"app1", "app2", "loadgen"}
+    roles = dict(_query(tmp_path, f"select host, any_value(role) from sources where run_id = '{run_id}' group by 1"))
+    assert roles == {"app1": "sut", "app2": "sut", "loadgen": "loadgen"}
+    # torn down: services gone, the stage's work folder removed
+    assert all(_port_closed(port) for port in ports)
+    assert not (tmp_path / "stage" / run_id).exists()
+
+
+def test_a_killed_service_fails_the_run_but_keeps_every_log(prefect_server, tmp_path):
+    kill_app2 = {
+        "background": "killer", "host": "app2",
+        "command": "sleep 4; kill -9 $(cat {{run_dir}}/background/echo-app2.pid)",
+    }
+    demo = yaml.safe_load(DEMO.read_text())
+    demo["provision"].append(kill_app2)
+    campaign = tmp_path / "killer.yaml"
+    campaign.write_text(yaml.safe_dump(demo))
+    ports = free_ports(2)
+    with pytest.raises(Exception, match="echo-app2 is not running"):
+        _run(tmp_path, {"load.ramp.max_steps": 3}, campaign=campaign, ports=ports)
+    manifest = _manifest(tmp_path)
+    assert manifest["status"] == "failed"
+    assert "echo-app2 is not running" in manifest["status_reason"]
+    assert len(manifest["iterations"]) >= 1
+    kinds = sorted({s["kind"] for s in manifest["sources"]})
+    assert kinds == ["access_log", "jstat", "k6_json", "k6_summary", "vmstat"]
+    # ingested anyway, marked failed
+    assert _query(tmp_path, "select status from runs") == [("failed",)]
+    assert all(_port_closed(port) for port in ports)  # app1 torn down too
+
+
+def test_k6_failing_is_reported_and_the_stage_torn_down(prefect_server, tmp_path):
+    broken = tmp_path / "broken.js"
+    broken.write_text("export default function () { throw new Error('boom') ; }\nexport const options = { thresholds: 'x' };\n")
+    ports = free_ports(2)
+    with pytest.raises(Exception, match="k6 on loadgen exited with"):
+        _run(tmp_path, {"load.script": str(broken), "load.ramp.max_steps": 2}, ports=ports)
+    manifest = _manifest(tmp_path)
+    assert manifest["status"] == "failed" and "k6 on loadgen exited with" in manifest["status_reason"]
+    logs = list((tmp_path / "store").glob("*/loadgen/k6-iter1.log"))
+    assert logs and logs[0].read_text().strip()  # k6's own words are kept
+    assert all(_port_closed(port) for port in ports)
+    out = subprocess.run(["pgrep", "-af", "EchoService.java"], capture_output=True, text=True)
+    assert str(tmp_path) not in out.stdout
+
+
+def test_an_unreachable_generator_fails_before_any_load(prefect_server, tmp_path):
+    (port,) = free_ports(1)
+    unreachable = {
+        "transport": "ssh", "role": "loadgen", "address": "127.0.0.1", "port": port, "user": "nobody",
+        "key_env": "NO_SUCH_KEY", "accept_unknown_host_key": True, "connect_timeout_s": 2,
+    }
+    with pytest.raises(Exception, match="hosts not ready"):
+        _run(tmp_path, {"hosts.loadgen": unreachable})
+    manifest = _manifest(tmp_path)
+    assert manifest["status"] == "failed" and "loadgen" in manifest["status_reason"]
+    assert manifest["iterations"] == []
