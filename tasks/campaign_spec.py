@@ -234,6 +234,10 @@ def expand_variables(data: Any, variables: dict[str, str], where: str = "") -> A
     if isinstance(data, list):
         return [expand_variables(value, variables, f"{where}.{n}") for n, value in enumerate(data)]
     if isinstance(data, str):
+        whole = _VARIABLE.fullmatch(data.strip())
+        if whole and whole.group(1) in variables:  # `vus: '{{soak_vus}}'` stays a number
+            return yaml.safe_load(variables[whole.group(1)])
+
         def value(match: re.Match) -> str:
             if match.group(1) not in variables:
                 raise CampaignError(f"{where}: unknown variable {{{{{match.group(1)}}}}} (known: {', '.join(sorted(variables))})")

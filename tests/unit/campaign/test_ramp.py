@@ -1,0 +1,60 @@
+"""The ramp: steps it plans, and the stop rule on known throughputs."""
+
+from __future__ import annotations
+
+import pytest
+
+from tasks.campaign_spec import Load
+from tasks.manifest import Requirement
+from tasks.ramp import StepResult, load_level, planned_steps, stop_reason
+
+RAMP = {"start": {"vus": 2, "message_size": 7}, "factor": 2, "max_steps": 5,
+        "stop": {"min_throughput_gain_pct": 10, "min_load_gain_pct": 50}}
+
+
+def _load(**ramp) -> Load:
+    return Load(tool="k6", script="s.js", generators=["g"], duration_s=10, ramp={**RAMP, **ramp})
+
+
+def _result(index, vus, calls_per_s, **metrics) -> StepResult:
+    return StepResult(index, {"vus": vus}, 10.0, int(calls_per_s * 10), 0, metrics)
+
+
+def test_planned_steps_multiply_or_add():
+    assert [s["vus"] for s in planned_steps(_load())] == [2, 4, 8, 16, 32]
+    assert planned_steps(_load())[3] == {"vus": 16, "message_size": 7}
+    assert [s["vus"] for s in planned_steps(_load(factor=None, increment=3))] == [2, 5, 8, 11, 14]
+
+
+def test_saturation_stops_with_the_reason():
+    load = _load()
+    results = [_result(1, 2, 100), _result(2, 4, 195), _result(3, 8, 380)]
+    assert stop_reason(load, results, []) is None
+    results.append(_result(4, 16, 391.4))  # +3 % throughput for +100 % users
+    assert stop_reason(load, results, []) == "throughput grew 3 % for 100 % more vus: saturated at step 4"
+
+
+def test_a_broken_client_requirement_stops_but_a_server_one_waits_for_the_warehouse():
+    load = _load()
+    reqs = [Requirement(id="p95", metric="p95_ms", op="<", threshold=500, side="client"),
+            Requirement(id="srv", metric="avg_ms", op="<", threshold=1, side="server")]
+    assert stop_reason(load, [_result(1, 2, 100, p95_ms=120.0, avg_ms=50.0)], reqs) is None
+    reason = stop_reason(load, [_result(1, 2, 100, p95_ms=120.0), _result(2, 4, 190, p95_ms=730.0)], reqs)
+    assert reason == "requirement p95 broke at step 2: p95_ms 730, limit < 500"
+
+
+def test_max_steps_and_fixed_steps():
+    load = _load(max_steps=2)
+    assert stop_reason(load, [_result(1, 2, 100), _result(2, 4, 199)], []) == "reached max_steps (2)"
+    fixed = Load(tool="k6", script="s.js", generators=["g"], duration_s=1, steps=[{"vus": 1}, {"vus": 2}])
+    assert stop_reason(fixed, [_result(1, 1, 10)], []) is None
+    assert stop_reason(fixed, [_result(1, 1, 10), _result(2, 2, 10)], []) == "all steps run"
+
+
+@pytest.mark.parametrize(
+    ("load", "key", "level"),
+    [({"vus": 50}, None, 50), ({"nodes": 2, "threads": 5}, None, 10), ({"users": 7}, None, 7),
+     ({"vus": 5, "rate": 30}, "rate", 30), ({"message_size": 7}, None, None)],
+)
+def test_load_level(load, key, level):
+    assert load_level(load, key) == level
