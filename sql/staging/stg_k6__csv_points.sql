@@ -5,7 +5,7 @@
 --
 -- Header: `metric_name,timestamp,metric_value,` then one column per indexed system tag, sorted by name
 -- (which ones depends on the k6 version and the systemTags option), then `extra_tags` (and `metadata`
--- since k6 0.41). An absent tag column reads as NULL here, and so does an empty cell (CSV cannot tell
+-- in newer k6 such as 1.1). An absent tag column reads as NULL here, and so does an empty cell (CSV cannot tell
 -- an empty tag from a missing one).
 -- timestamp: the CSV output's timeFormat option (output/csv/config.go and time_format_gen.go in
 -- grafana/k6): `unix` (default, whole seconds, truncated), `unix_milli`, `unix_micro`, `unix_nano`, or

@@ -25,7 +25,6 @@ from tasks.sqlmodels import model_sql
 DEFAULT_TOLERANCE = 1e-6
 DURATION_STATS = ("avg", "min", "max", "med", "count")
 PERCENTILE = re.compile(r"^p\((\d+(?:\.\d+)?)\)$")
-COUNTS = ("http_reqs.count", "http_req_duration.count", "http_req_failed.passes")
 
 
 def _number(value: object) -> float | None:

@@ -180,6 +180,25 @@ def test_summary_disagreements_become_notes(echo, samples, tmp_path):
     assert set(checks.loc[~checks["agrees"], "metric"]) == {"http_reqs.count", "http_req_duration.p(95)"}
 
 
+def test_any_percentile_of_the_summary_is_checked_within_the_tolerance(echo, samples, tmp_path):
+    """--summary-trend-stats can ask for p(99) and others; a `tolerance` option accepts an approximating k6."""
+    manifest, sources, files = echo
+    points = read_json_points(samples / "bundle-echo" / "loadgen" / "k6-iter1.json.gz")
+    summary = json.loads((samples / "bundle-echo" / "loadgen" / "k6-iter1-summary.json").read_text())
+    summary["metrics"]["http_req_duration"]["p(99)"] = float(np.percentile(points["elapsed_ms"], 99))
+    summary["metrics"]["http_req_duration"]["p(95)"] *= 1.005
+    files["loadgen/k6-iter1-summary.json"] = json.dumps(summary)
+    strict = [s for s in sources if s["iteration"] == 1]
+    loose = [{**s, "tolerance": 0.01} if s["kind"] == "k6_summary" else s for s in strict]
+    for name, chosen in (("strict", strict), ("loose", loose)):
+        root = write_bundle(tmp_path / name, files, chosen, manifest["iterations"])
+        ingest_bundle(root, tmp_path / f"{name}.duckdb", **QUIET)
+    strict_checks = query(tmp_path / "strict.duckdb", "select * from k6_summary_checks").set_index("metric")
+    assert strict_checks.loc["http_req_duration.p(99)", "agrees"]
+    assert not strict_checks.loc["http_req_duration.p(95)", "agrees"]
+    assert query(tmp_path / "loose.duckdb", "select * from k6_summary_checks")["agrees"].all()
+
+
 def test_a_summary_without_points_is_kept_and_says_so(echo, tmp_path):
     manifest, sources, files = echo
     only = [s for s in sources if s["path"] == "loadgen/k6-iter1-summary.json"]
