@@ -4,26 +4,43 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench clean
+.PHONY: install system-test-deps demo test bench clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "perfcampaign needs Python >= 3.11 (found $$($(PYTHON) --version))" >&2; exit 1; }
-	@command -v java >/dev/null || { echo "The demo service needs a JDK 17: apt-get install openjdk-17-jdk-headless" >&2; exit 1; }
+	@command -v java >/dev/null && command -v jstat >/dev/null || { echo "The demo service needs a JDK 17 (java, jstat): apt-get install -y openjdk-17-jdk-headless" >&2; exit 1; }
+	@command -v vmstat >/dev/null || { echo "The monitors need vmstat: apt-get install -y procps" >&2; exit 1; }
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# The tests talk to a real OpenSSH sshd and check the report in a real headless Chromium: install them
+# from Debian's packages when missing (as root), or say exactly what to install.
+system-test-deps:
+	@missing=""; \
+	 test -x /usr/sbin/sshd || missing="$$missing openssh-server"; \
+	 command -v chromium >/dev/null || missing="$$missing chromium"; \
+	 if [ -n "$$missing" ]; then \
+	   if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	     echo "installing$$missing (apt-get)"; \
+	     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null \
+	       || { echo "apt-get could not install$$missing" >&2; exit 1; }; \
+	   else \
+	     echo "The tests need:$$missing. Install them as root: apt-get install -y$$missing" >&2; exit 1; \
+	   fi; \
+	 fi
+
 demo: install
 	$(BIN)/perfcampaign demo
 
-test: install
+test: install system-test-deps
 	$(BIN)/python -m pytest -q -p no:cacheprovider tests
 
 bench: install
 	$(BIN)/python bench/ingest.py
 
 clean:
-	rm -rf $(VENV) perfcampaign.duckdb perfcampaign-data
+	rm -rf $(VENV) perfcampaign.duckdb perfcampaign-data perfcampaign-work
