@@ -11,21 +11,11 @@ import subprocess
 import time
 from pathlib import Path
 
-from tasks.transport import (
-    KILL_AFTER_S,
-    Command,
-    CommandError,
-    CommandResult,
-    CommandTimeout,
-    Env,
-    LocalHost,
-    Transport,
-    copy_resuming,
-    display,
-    reveal,
-)
+from tasks.transport import (KILL_AFTER_S, Command, CommandError, CommandResult, CommandTimeout, Env, LocalHost,
+                             Transport, copy_resuming, display, reveal)
 
 log = logging.getLogger(__name__)
+DEFAULT_TIMEOUT_S = 600.0
 
 
 def _killpg(pid: int, sig: signal.Signals) -> None:
@@ -45,7 +35,7 @@ class LocalTransport(Transport):
     def run(self, cmd: Command, timeout_s: float | None = None, check: bool = True, env: Env | None = None,
             idempotent: bool = False) -> CommandResult:
         """Run a command here; on timeout TERM its process group, then KILL it after a grace period."""
-        timeout_s = timeout_s or 600.0
+        timeout_s = timeout_s or DEFAULT_TIMEOUT_S
         argv = list(cmd) if isinstance(cmd, list) else ["sh", "-c", cmd]
         full_env = {**os.environ, **reveal(env)} if env else None
         log.debug("%s: run %s (env names: %s)", self.name, display(cmd), sorted(env or {}))

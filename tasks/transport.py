@@ -171,7 +171,7 @@ _ALIVE = (
 )
 _READ_PID = (
     "pid=$(cat {pidf}); case $pid in ''|*[!0-9]*) echo \"bad pid file {pidf}\" >&2; exit 2;; esac; "
-    "[ \"$pid\" -gt 1 ] || {{ echo \"bad pid $pid in {pidf}\" >&2; exit 2; }}; "  # kill -- -1 kills everything
+    "[ \"$pid\" -gt 1 ] || {{ echo \"bad pid $pid in {pidf}\" >&2; exit 2; }}; "  # `kill -TERM -1` would signal every process
 )
 
 
@@ -190,7 +190,7 @@ class Transport(ABC):
     @abstractmethod
     def run(self, cmd: Command, timeout_s: float | None = None, check: bool = True, env: Env | None = None,
             idempotent: bool = False) -> CommandResult:
-        """Run a command (a list is shell-quoted; a str is a shell snippet) to completion or its timeout."""
+        """Run a command (a list is shell-quoted; a str is a shell snippet); a timeout always raises."""
 
     @abstractmethod
     def put(self, local: Path, remote: str) -> None:

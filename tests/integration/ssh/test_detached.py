@@ -1,0 +1,61 @@
+"""Detached processes: started in their own session, found by pid file, stopped as a whole group."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tasks.transport import CommandError, Transport
+from tests.integration.ssh.conftest import wait_until_gone
+
+
+def group_members(pgid: int) -> list[int]:
+    found = subprocess.run(["pgrep", "-g", str(pgid)], capture_output=True, text=True)
+    return [int(pid) for pid in found.stdout.split()]
+
+
+def test_a_group_that_ignores_term_is_killed(transport: Transport, tmp_path: Path):
+    workdir = str(tmp_path / "run dir")  # a space on purpose
+    pid = transport.start_detached("stubborn", ["sh", "-c", "trap '' TERM; sleep 3190 & sleep 3191; wait"], workdir)
+    assert (tmp_path / "run dir" / "stubborn.pid").read_text().strip() == str(pid)
+    time.sleep(0.3)
+    assert len(group_members(pid)) >= 3  # sh and both sleeps share the group
+    assert transport.is_running("stubborn", workdir)
+    with pytest.raises(CommandError, match="already running"):
+        transport.start_detached("stubborn", ["sleep", "1"], workdir)
+    started = time.monotonic()
+    assert transport.stop_detached("stubborn", workdir, grace_s=1) == "killed"
+    assert 1 <= time.monotonic() - started < 5
+    assert not transport.is_running("stubborn", workdir)
+    assert wait_until_gone("sleep 319[01]") == []
+    assert not (tmp_path / "run dir" / "stubborn.pid").exists()
+
+
+def test_a_group_that_obeys_term_stops_fast_and_keeps_its_log(transport: Transport, tmp_path: Path):
+    workdir = str(tmp_path)
+    transport.start_detached("svc", "echo started; echo to-stderr >&2; exec sleep 3192", workdir)
+    time.sleep(0.3)
+    assert transport.is_running("svc", workdir)
+    started = time.monotonic()
+    assert transport.stop_detached("svc", workdir, grace_s=5) == "terminated"
+    assert time.monotonic() - started < 2
+    assert (tmp_path / "svc.log").read_text() == "started\nto-stderr\n"
+    assert transport.stop_detached("svc", workdir) == "absent"
+    assert not transport.is_running("never-started", workdir)
+    assert wait_until_gone("sleep 3192") == []
+
+
+def test_a_process_that_exits_is_not_running(transport: Transport, tmp_path: Path):
+    transport.start_detached("brief", ["true"], str(tmp_path))
+    deadline = time.monotonic() + 3
+    while transport.is_running("brief", str(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not transport.is_running("brief", str(tmp_path))  # even where nobody reaps the zombie
+
+
+def test_names_are_checked(transport: Transport, tmp_path: Path):
+    with pytest.raises(ValueError):
+        transport.start_detached("../escape", ["true"], str(tmp_path))

@@ -1,0 +1,91 @@
+"""The demo campaign through a real OpenSSH sshd: every host reached over SSH on 127.0.0.1.
+
+Also: a wrong host key is refused before anything runs, and a connection dropped during an iteration
+does not lose the iteration (the load runs detached; polling reconnects).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import duckdb
+import pytest
+import yaml
+
+from tasks.demo_stage import free_ports
+from tests.integration.sshd import sshd  # noqa: F401  (the session fixture)
+
+pytestmark = pytest.mark.integration
+DEMO = Path(__file__).resolve().parents[2] / "campaigns" / "demo.yaml"
+
+
+def _ssh_hosts(server, **overrides) -> dict:
+    base = {"transport": "ssh", "address": server.address, "port": server.port, "user": server.user,
+            "key_file": str(server.client_key), "known_hosts": str(server.known_hosts), **overrides}
+    return {"app1": {**base, "role": "sut"}, "app2": {**base, "role": "sut"}, "loadgen": {**base, "role": "loadgen"}}
+
+
+def _run(tmp_path, hosts, **load):
+    from flows.campaign import RunOverrides, campaign_flow
+
+    ports = free_ports(2)
+    extra = {"hosts": hosts, "vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1]),
+             "workdir": str(tmp_path / "stage"), "store.uri": str(tmp_path / "store")}
+    overrides = RunOverrides(duration_s=load.get("duration_s", 3), pause_s=0, max_steps=load.get("max_steps", 2), extra=extra)
+    return campaign_flow(str(DEMO), overrides, str(tmp_path / "w.duckdb"), str(tmp_path / "work"))
+
+
+def _manifest(tmp_path) -> dict:
+    (bundle,) = (tmp_path / "store").iterdir()
+    return yaml.safe_load((bundle / "run.yaml").read_text())
+
+
+def test_demo_campaign_over_ssh(prefect_server, sshd, tmp_path):
+    sessions_before = sshd.log_text.count("Accepted publickey")
+    run_id = _run(tmp_path, _ssh_hosts(sshd))
+    manifest = _manifest(tmp_path)
+    assert manifest["status"] == "completed" and len(manifest["iterations"]) == 2
+    assert sshd.log_text.count("Accepted publickey") > sessions_before  # it really went through sshd
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        sides = dict(con.execute("select side, count(*) from requests where run_id = ? group by 1", [run_id]).fetchall())
+        hosts = {r[0] for r in con.execute("select distinct host from host_samples where run_id = ?", [run_id]).fetchall()}
+    assert sides["client"] > 0 and sides["server"] >= sides["client"]
+    assert hosts == {"app1", "app2", "loadgen"}
+
+
+def test_a_wrong_host_key_is_refused_before_anything_runs(prefect_server, sshd, tmp_path):
+    wrong = tmp_path / "known_hosts"
+    other = (sshd.other_key.with_suffix(".pub") if sshd.other_key.with_suffix(".pub").exists()
+             else Path(str(sshd.other_key) + ".pub")).read_text().split()
+    wrong.write_text(f"[{sshd.address}]:{sshd.port} {other[0]} {other[1]}\n")
+    with pytest.raises(Exception, match="hosts not ready") as error:
+        _run(tmp_path, _ssh_hosts(sshd, known_hosts=str(wrong)))
+    assert "host key" in str(error.value).lower()
+    manifest = _manifest(tmp_path)
+    assert manifest["status"] == "failed" and manifest["iterations"] == []
+    assert not (tmp_path / "stage").exists()  # nothing ran on the host
+
+
+def test_a_connection_dropped_during_an_iteration_loses_nothing(prefect_server, sshd, tmp_path):
+    dropped: list[int] = []
+
+    def drop_once_load_runs():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not list((tmp_path / "stage").glob("*/iter1/load-iter1.pid")):
+            time.sleep(0.1)
+        time.sleep(1.0)
+        dropped.extend(sshd.drop_sessions())
+
+    killer = threading.Thread(target=drop_once_load_runs, daemon=True)
+    killer.start()
+    run_id = _run(tmp_path, _ssh_hosts(sshd), duration_s=4, max_steps=1)
+    killer.join(timeout=5)
+    assert dropped, "the test did not manage to drop a session"
+    manifest = _manifest(tmp_path)
+    assert manifest["status"] == "completed"
+    (k6_summary,) = [s for s in manifest["sources"] if s["kind"] == "k6_summary"]
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        checks = con.execute("select metric, agrees from k6_summary_checks where run_id = ?", [run_id]).fetchall()
+    assert checks and all(agrees for _, agrees in checks)  # every request of the iteration was collected
