@@ -57,7 +57,7 @@ class StoreConfig(BaseModel):
     multipart_chunk_bytes: int = Field(8 * MiB, ge=5 * MiB, le=5 * 1024 * MiB)  # S3: parts >= 5 MiB
     max_concurrency: int = Field(4, ge=1, le=64)
     request_attempts: int = Field(5, ge=1, le=20)  # per HTTP request, botocore "standard" retry mode
-    file_attempts: int = Field(3, ge=1, le=20)  # per whole file, on top of the request retries
+    file_attempts: int = Field(5, ge=1, le=20)  # per whole file, on top of the request retries
     backoff_s: float = Field(2.0, ge=0, le=300)  # first pause between whole-file attempts, then doubled
     connect_timeout_s: float = Field(10, gt=0)
     read_timeout_s: float = Field(60, gt=0)
@@ -75,7 +75,8 @@ class StoreConfig(BaseModel):
         scheme = parts.scheme.lower()
         if scheme not in ("file", "s3"):
             raise ValueError(f"scheme {scheme!r} is not supported; use file:///path or s3://bucket/prefix")
-        if "@" in parts.netloc:
+        # A secret key may hold '/', which ends the netloc early: in s3 URIs look for '@' and ':' anywhere.
+        if "@" in parts.netloc or (scheme == "s3" and ("@" in value or ":" in parts.netloc)):
             raise ValueError("credentials do not belong in the store URI; use the AWS chain or credentials_block")
         if parts.query or parts.fragment:
             raise ValueError("a store URI has no query or fragment")
@@ -96,11 +97,11 @@ class StoreConfig(BaseModel):
     def _check_endpoint(cls, value: str | None) -> str | None:
         if value is None:
             return None
+        if "@" in value:
+            raise ValueError("credentials do not belong in the endpoint URL; use the AWS chain or credentials_block")
         parts = urlsplit(value.strip())
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("expected http(s)://host[:port] of an S3-compatible endpoint")
-        if "@" in parts.netloc:
-            raise ValueError("credentials do not belong in the endpoint URL; use the AWS chain or credentials_block")
         if parts.query or parts.fragment:
             raise ValueError("an endpoint URL has no query or fragment")
         return value.strip().rstrip("/")
@@ -266,7 +267,11 @@ class BundleStore(ABC):
         sums = self._read_checksums(run_id)
         problems, total = [], 0
         for relative, sha in sums.items():
-            digest = self._stored_digest(run_id, relative)
+            try:
+                digest = self._stored_digest(run_id, relative)
+            except VerificationError as exc:
+                problems.append(str(exc))
+                continue
             if digest is None:
                 problems.append(f"{self.uri_for(run_id, relative)}: missing")
             elif digest[0] != sha:

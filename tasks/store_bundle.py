@@ -89,7 +89,10 @@ def parse_checksums(text: str, where: str) -> dict[str, str]:
         match = _LINE.match(line)
         if not match:
             raise StoreError(f"{where}: line {number} is not '<sha256>  <path>'")
-        sums[match.group(2)] = match.group(1)
+        relative = match.group(2)
+        if relative.startswith("/") or any(seg in ("", ".", "..") for seg in relative.split("/")):
+            raise StoreError(f"{where}: line {number}: {relative!r} is not a relative path inside the bundle")
+        sums[relative] = match.group(1)
     return sums
 
 
@@ -142,8 +145,9 @@ def prepare_bundle(root: Path, run_id: str, *, replace: bool = False) -> tuple[l
     run.yaml is read (its run_id must match) but never modified.
     """
     check_run_id(run_id)
+    found = scan_bundle(root)
     _check_manifest_run_id(root, run_id)
-    files = [BundleFile(rel, path, file_sha256(path), path.stat().st_size) for rel, path in scan_bundle(root)]
+    files = [BundleFile(rel, path, file_sha256(path), path.stat().st_size) for rel, path in found]
     sums = {f.relative: f.sha256 for f in files}
     text = format_checksums(sums)
     existing = root / CHECKSUMS

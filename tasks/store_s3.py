@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from boto3.s3.transfer import TransferConfig
-from botocore.exceptions import ClientError, NoCredentialsError, PartialCredentialsError
+from botocore.exceptions import ClientError, FlexibleChecksumError, NoCredentialsError, PartialCredentialsError
 
 from tasks.store import BundleStore, PutResult, StoreConfig
 from tasks.store_bundle import (
@@ -194,10 +194,13 @@ class S3Store(BundleStore):
                     return None
                 raise
             digest, size = hashlib.sha256(), 0
-            with closing(body):
-                for chunk in body.iter_chunks(MiB):
-                    digest.update(chunk)
-                    size += len(chunk)
+            try:
+                with closing(body):
+                    for chunk in body.iter_chunks(MiB):
+                        digest.update(chunk)
+                        size += len(chunk)
+            except FlexibleChecksumError:  # botocore checked the CRC the server stored with the object
+                raise VerificationError(f"{self._uri(key)}: content does not match the checksum stored with it")
             return digest.hexdigest(), size
 
         return self._attempt("read back", self._uri(key), action)

@@ -79,7 +79,8 @@ def load_block_credentials(name: str) -> dict[str, str] | boto3.session.Session:
     try:
         value = Secret.load(name, _sync=True).get()
     except ValueError:
-        raise StoreError(f"credentials_block {name!r}: no Prefect Secret or AwsCredentials block of that name") from None
+        raise StoreError(f"credentials_block {name!r}: no Prefect Secret or AwsCredentials block of that name") \
+            from None
     return credentials_from_secret(value, name)
 
 
