@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from tasks.manifest import Requirement
+from tasks.manifest import Requirement, describe_validation_error
 from tasks.store import StoreConfig
 from tasks.transport import HostConfig
 
@@ -202,12 +202,6 @@ class Campaign(_Strict):
         return [step for step in self.provision if isinstance(step, BackgroundStep)]
 
 
-def _describe(error: ValidationError) -> str:
-    return "\n".join(
-        f"  {'.'.join(str(p) for p in item['loc']) or '(top level)'}: {item['msg']}" for item in error.errors()
-    )
-
-
 def merge_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
     """Apply overrides such as {"load.duration_s": 5, "load.steps": [{"vus": 1}]} to raw campaign data."""
     merged = yaml.safe_load(yaml.safe_dump(data))
@@ -271,4 +265,4 @@ def load_campaign(path: Path, overrides: dict[str, Any] | None = None, variables
     try:
         return Campaign.model_validate(data)
     except ValidationError as exc:
-        raise CampaignError(f"{path}: invalid campaign\n{_describe(exc)}") from None
+        raise CampaignError(f"{path}: invalid campaign\n{describe_validation_error(exc)}") from None

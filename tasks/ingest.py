@@ -8,7 +8,6 @@ exactly as it was.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 import time
@@ -19,9 +18,11 @@ from pathlib import Path
 
 import duckdb
 
+from tasks.clock_skew import place_by_corrected_clocks
 from tasks.manifest import REQUEST_KINDS, Manifest, load_manifest
 from tasks.sources import read_source
 from tasks.sources.base import SourceContext, SourceError, SourceResult
+from tasks.store_bundle import file_sha256
 from tasks.warehouse import delete_run, open_warehouse, refresh_marts
 
 
@@ -52,15 +53,6 @@ class IngestReport:
     rejected_lines: int = 0
     verdicts: list[tuple] = field(default_factory=list)
     seconds: float = 0.0
-
-
-def sha256_of(path: Path) -> str:
-    """Hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: str) -> None:
@@ -139,7 +131,7 @@ def _read_all_sources(
                 "side": source.side if source.kind in REQUEST_KINDS else None,
                 "path": source.path,
                 "pinned": source.iteration,
-                "sha": sha256_of(file),
+                "sha": file_sha256(file),
                 "size": size,
             },
         )
@@ -228,6 +220,7 @@ def ingest_bundle(
             delete_run(con, manifest.run_id)
             _insert_run(con, manifest, bundle_uri or root.as_uri())
             report.sources = _read_all_sources(con, manifest, root, progress)
+            place_by_corrected_clocks(con, manifest, progress)  # before the marts: skewed hosts re-placed
             progress("building marts")
             refresh_marts(con, manifest.run_id)
             _finish_run(con, report)

@@ -63,6 +63,14 @@ class Requirement(BaseModel):
     min_calls_per_s: float | None = Field(default=None, ge=0)
 
 
+class CapacityOptions(BaseModel):
+    """How the `capacity` mart reads the run: the load key that is the load level, and what counts as scaling."""
+
+    model_config = ConfigDict(extra="forbid")
+    load_key: str | None = None  # default: vus, else nodes x threads, else users (tasks/ramp.py load_level)
+    min_scaling: float = Field(default=0.5, gt=0, le=1)  # throughput gain / load gain an iteration must reach
+
+
 class Source(BaseModel):
     """One raw file of the bundle; kind-specific options stay as extra fields for the kind's reader."""
 
@@ -121,6 +129,7 @@ class Manifest(BaseModel):
     requirements: list[Requirement] = Field(default_factory=list)
     sources: list[Source] = Field(min_length=1)
     thresholds: dict[str, float] = Field(default_factory=dict)
+    capacity: CapacityOptions = Field(default_factory=CapacityOptions)
 
     @field_validator("labels", mode="before")
     @classmethod
@@ -164,7 +173,8 @@ class Manifest(BaseModel):
         return max(it.end for it in self.iterations)
 
 
-def _describe(error: ValidationError) -> str:
+def describe_validation_error(error: ValidationError) -> str:
+    """One line per problem: the dotted field and what was expected (never the input value)."""
     lines = []
     for item in error.errors():
         field = ".".join(str(part) for part in item["loc"]) or "(top level)"
@@ -186,7 +196,7 @@ def load_manifest(bundle_dir: Path) -> Manifest:
     try:
         manifest = Manifest.model_validate(raw)
     except ValidationError as exc:
-        raise ManifestError(f"{path}: invalid manifest\n{_describe(exc)}") from None
+        raise ManifestError(f"{path}: invalid manifest\n{describe_validation_error(exc)}") from None
     root = Path(bundle_dir).resolve()
     for number, source in enumerate(manifest.sources):
         file = (root / source.path).resolve()

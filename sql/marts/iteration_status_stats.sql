@@ -6,25 +6,7 @@ with stats as (
 ),
 
 final as (
-    select
-        run_id,
-        iteration,
-        side,
-        host,
-        status_code,
-        calls,
-        errors,
-        error_rate,
-        calls_per_s,
-        slow_calls,
-        avg_ms,
-        p50_ms,
-        p90_ms,
-        p95_ms,
-        p99_ms,
-        min_ms,
-        max_ms
-    from stats
+    select * exclude (grain) from stats
 )
 
 select * from final order by iteration, side, host, status_code
