@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -9,9 +10,15 @@ from typing import Annotated, Optional
 import duckdb
 import typer
 
+from tasks.compare import compare_command
 from tasks.output import FORMATS, write_rows
+from tasks.report.commands import report_command, report_location
 from tasks.sqlmodels import model_sql
 from tasks.warehouse import WarehouseError, open_warehouse, warehouse_path
+
+# Offline machines: Prefect's telemetry would only print errors; its first start migrates a database.
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
 
 app = typer.Typer(
     add_completion=False,
@@ -89,6 +96,10 @@ def show(
         write_rows(columns, rows, fmt, title=f"{run_id}: requirements")
 
 
+app.command("report")(report_command)
+app.command("compare")(compare_command)
+
+
 def _overrides(values: list[str]) -> dict:
     """`--set load.duration_s=5` pairs; values are YAML (`load.steps=[{vus: 1}]`)."""
     import yaml
@@ -136,6 +147,7 @@ def demo(
     show(run_id, warehouse, "table")
     columns, rows = _query(warehouse, "select bundle_uri from runs where run_id = $run_id", {"run_id": run_id})
     typer.echo(f"\nbundle: {rows[0][0]}\nwarehouse: {warehouse_path(warehouse).resolve()}")
+    typer.echo(f"report: {report_location(run_id, warehouse)}")
 
 
 @app.command()

@@ -200,7 +200,7 @@ def record_echo_bundle(out_dir: Path, steps: list[int] = [2, 6, 18], duration_s:
             services[name] = start_echo(name, port, out_dir / name / "access.log")
         for name in names:
             sources.append(_source("access_log", name, f"{name}/access.log", "sut",
-                                   format=ACCESS_LOG_FORMAT, duration_unit="ms"))
+                                   format=ACCESS_LOG_FORMAT, duration_unit="us"))
             # `java File.java` runs the program in the launcher's own JVM, so the Popen pid is the JVM's.
             # first_sample_at: the wall clock read just before jstat is launched (see MANIFEST_HEADER).
             launched = utc_now()

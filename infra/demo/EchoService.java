@@ -4,7 +4,8 @@
 //
 // POST /echo returns the request body, GET /health returns "ok". Every 997th request (per instance) sleeps
 // ~120 ms and every 1009th answers HTTP 500, so reports have a tail and a few errors to find.
-// Access log pattern: %h %l %u %t "%r" %s %b %D, with %t the request start and %D in milliseconds (Tomcat <= 9).
+// Access log pattern: %h %l %u %t "%r" %s %b %D, with %t the request start and %D in microseconds (as Tomcat 10+ and Jetty write it: a sub-millisecond
+// echo needs that resolution, or every fast call would log 0).
 // Single file, JDK 17, no dependencies: run with the source-file launcher, no build step.
 
 import com.sun.net.httpserver.HttpExchange;
@@ -117,16 +118,16 @@ public class EchoService {
         } catch (IOException | InterruptedException e) {
             bytes = 0;
         } finally {
-            long elapsedMs = (System.nanoTime() - startNs) / 1_000_000;
-            writeLine(exchange, startMs, status, bytes, elapsedMs);
+            long elapsedUs = (System.nanoTime() - startNs) / 1_000;
+            writeLine(exchange, startMs, status, bytes, elapsedUs);
         }
     }
 
-    void writeLine(HttpExchange exchange, long startMs, int status, long bytes, long elapsedMs) {
+    void writeLine(HttpExchange exchange, long startMs, int status, long bytes, long elapsedUs) {
         String line = exchange.getRemoteAddress().getAddress().getHostAddress()
                 + " - - [" + CLF_TIME.format(Instant.ofEpochMilli(startMs)) + "] \""
                 + exchange.getRequestMethod() + " " + exchange.getRequestURI() + " " + exchange.getProtocol()
-                + "\" " + status + " " + (bytes == 0 ? "-" : Long.toString(bytes)) + " " + elapsedMs + "\n";
+                + "\" " + status + " " + (bytes == 0 ? "-" : Long.toString(bytes)) + " " + elapsedUs + "\n";
         // Flushed per line: a collector tails this file while the service runs.
         synchronized (log) {
             try {

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 ACCESS_LINE = (
     r'^(?P<client>\S+) (?P<ident>\S+) (?P<user>\S+) \[(?P<ts>[^\]]+)\] '
     r'"(?P<method>[A-Z]+) (?P<path>\S+) (?P<proto>HTTP/[0-9.]+)" '
-    r'(?P<status>\d{3}) (?P<bytes>\d+|-) (?P<elapsed_ms>\d+)$'
+    r'(?P<status>\d{3}) (?P<bytes>\d+|-) (?P<elapsed_us>\d+)$'
 )
 
 
@@ -50,7 +50,7 @@ def access_log(path: Path) -> pd.DataFrame:
     bad = rows.isna().any(axis=1)
     assert not bad.any(), f"{path}: lines not in the Tomcat pattern: {lines[bad].head().tolist()}"
     rows["started_at"] = pd.to_datetime(rows["ts"], format="%d/%b/%Y:%H:%M:%S %z", utc=True)
-    rows["elapsed_ms"] = rows["elapsed_ms"].astype(int)
+    rows["elapsed_us"] = rows["elapsed_us"].astype(int)
     return rows
 
 
@@ -100,7 +100,7 @@ def test_service_injects_errors_and_slow_calls(echo_bundle: Path) -> None:
     for host, rows in access_logs(echo_bundle).items():
         total = len(rows)  # the per-instance counter counts every request, readiness check included
         assert (rows["status"] == "500").sum() == total // 1009, host
-        assert (rows["elapsed_ms"] >= 120).sum() >= total // 997, host
+        assert (rows["elapsed_us"] >= 120_000).sum() >= total // 997, host
         assert (rows.loc[rows["status"] == "200", "bytes"] != "-").all(), host
         server_errors += (rows["status"] == "500").sum()
     assert failed["value"].sum() == server_errors

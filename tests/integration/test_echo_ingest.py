@@ -63,7 +63,7 @@ def test_server_side_matches_the_access_logs(loaded):
     windows = [(it["index"], it["start"], it["end"]) for it in manifest["iterations"]]
     frames = []
     for source in (s for s in manifest["sources"] if s["kind"] == "access_log"):
-        frame = read_clf_with_duration(bundle / source["path"])
+        frame = read_clf_with_duration(bundle / source["path"], duration_to_ms=0.001)  # %D in µs
         frame["host"] = source["host"]
         frames.append(frame)
     expected = pd.concat(frames, ignore_index=True)
