@@ -1,0 +1,151 @@
+-- Public mart: how throughput follows the load, per side: the knee and the highest throughput measured.
+-- The load level of an iteration is `load_level(load, capacity.load_key)` (tasks/ramp.py, registered as a
+-- DuckDB function: `vus`, else `nodes` x `threads`, else `users`, or the key the manifest names). Each
+-- iteration is set against the previous one of the same side and series (the load keys that are not the
+-- level, e.g. a message size); it scales when its throughput gain is at least `capacity.min_scaling`
+-- (default 0.5) times its load gain. An iteration whose load did not rise is not judged.
+-- `knee_iteration` is the iteration before the first one that does not scale (the last load the service
+-- still absorbed in proportion); `saturated` is null when no step could be judged.
+-- grain: one row per (run_id, side)
+-- upstream: runs, iterations, iteration_summary
+with options as (
+    select
+        manifest -> 'capacity' ->> 'load_key' as load_key,
+        coalesce(try_cast(manifest -> 'capacity' ->> 'min_scaling' as double), 0.5) as min_scaling
+    from runs
+    where run_id = $run_id
+),
+
+levels as (
+    select
+        iterations.iteration,
+        load_level(iterations.load::varchar, options.load_key) as load_level,
+        load_series(iterations.load::varchar, options.load_key) as series,
+        array_to_string(list_transform(json_keys(iterations.load), k -> k || '=' || (iterations.load ->> k)), ' ')
+            as load_text
+    from iterations
+    cross join options
+    where iterations.run_id = $run_id
+),
+
+summary as (
+    select side, iteration, calls_per_s from iteration_summary where run_id = $run_id
+),
+
+points as (
+    select summary.side, summary.iteration, levels.series, levels.load_level, levels.load_text, summary.calls_per_s
+    from summary
+    join levels using (iteration)
+),
+
+steps as (
+    select
+        side,
+        iteration,
+        load_level,
+        load_text,
+        calls_per_s,
+        lag(iteration) over by_series as previous_iteration,
+        lag(load_level) over by_series as previous_load_level,
+        lag(load_text) over by_series as previous_load_text,
+        lag(calls_per_s) over by_series as previous_calls_per_s
+    from points
+    where load_level > 0 and calls_per_s > 0
+    window by_series as (partition by side, series order by iteration)
+),
+
+judged as (
+    select
+        steps.*,
+        100 * (steps.load_level / steps.previous_load_level - 1) as load_gain_pct,
+        100 * (steps.calls_per_s / steps.previous_calls_per_s - 1) as throughput_gain_pct,
+        case
+            when steps.load_level > steps.previous_load_level
+                then steps.calls_per_s / steps.previous_calls_per_s - 1
+                    >= options.min_scaling * (steps.load_level / steps.previous_load_level - 1)
+        end as scales
+    from steps
+    cross join options
+),
+
+first_flat as (
+    select distinct on (side) *
+    from judged
+    where not scales
+    order by side, iteration
+),
+
+last_scaling as (
+    select distinct on (side) *
+    from judged
+    where scales
+    order by side, iteration desc
+),
+
+highest as (
+    select distinct on (side) side, iteration, calls_per_s
+    from points
+    where calls_per_s is not null
+    order by side, calls_per_s desc, iteration
+),
+
+per_side as (
+    select
+        points.side,
+        list(
+            {
+                'iteration': points.iteration,
+                'series': points.series,
+                'load_level': points.load_level,
+                'calls_per_s': points.calls_per_s,
+                'load_gain_pct': judged.load_gain_pct,
+                'throughput_gain_pct': judged.throughput_gain_pct,
+                'scales': judged.scales
+            }
+            order by points.iteration
+        ) as points,
+        count(points.load_level) as with_level,
+        count(judged.scales) as judged_steps
+    from points
+    left join judged using (side, iteration)
+    group by points.side
+),
+
+final as (
+    select
+        $run_id as run_id,
+        per_side.side,
+        first_flat.previous_iteration as knee_iteration,
+        first_flat.previous_load_level as knee_load_level,
+        first_flat.previous_load_text as knee_load,
+        first_flat.previous_calls_per_s as knee_calls_per_s,
+        highest.calls_per_s as max_calls_per_s,
+        highest.iteration as max_iteration,
+        case when per_side.judged_steps > 0 then first_flat.iteration is not null end as saturated,
+        case
+            when first_flat.iteration is not null then format(
+                'iteration {} raised the load {:.0f} % ({} to {}) but throughput {:+.1f} % ({:.1f} to {:.1f} '
+                || 'calls/s), less than {:g} x the load gain: the knee is iteration {}',
+                first_flat.iteration, first_flat.load_gain_pct, first_flat.previous_load_text,
+                first_flat.load_text, first_flat.throughput_gain_pct, first_flat.previous_calls_per_s,
+                first_flat.calls_per_s, options.min_scaling, first_flat.previous_iteration
+            )
+            when last_scaling.iteration is not null then format(
+                'throughput rose at least {:g} x as fast as the load at every step up to iteration {} '
+                || '({}, {:.1f} calls/s): no knee within the tested load',
+                options.min_scaling, last_scaling.iteration, last_scaling.load_text, last_scaling.calls_per_s
+            )
+            when per_side.with_level = 0 then
+                'the iterations carry no load level (vus, nodes x threads, users, or the manifest''s capacity.load_key)'
+            else 'no iteration raised the load over an earlier one with throughput: no knee can be judged'
+        end as reason,
+        options.min_scaling,
+        per_side.points
+    from per_side
+    cross join options
+    left join first_flat using (side)
+    left join last_scaling using (side)
+    left join highest using (side)
+)
+
+select * from final order by side

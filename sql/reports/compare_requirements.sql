@@ -1,0 +1,45 @@
+-- Report query behind the comparison table in the form users publish: every requirement of run B at every
+-- iteration, with run A's value of the same requirement (or, when A does not name it, of the same side and
+-- metric) at the same iteration index.
+-- grain: one row per (requirement_id, iteration)
+-- upstream: verdicts, iteration_summary, iterations
+with b as (
+    select * from verdicts where run_id = $run_b and iteration is not null
+),
+
+a_verdicts as (
+    select requirement_id, iteration, measured from verdicts where run_id = $run_a and iteration is not null
+),
+
+a_summary as (
+    unpivot (
+        select iteration, side, calls_per_s, error_rate, avg_ms, p50_ms, p90_ms, p95_ms, p99_ms, max_ms
+        from iteration_summary
+        where run_id = $run_a
+    )
+    on calls_per_s, error_rate, avg_ms, p50_ms, p90_ms, p95_ms, p99_ms, max_ms
+    into name metric value value
+),
+
+final as (
+    select
+        b.requirement_id,
+        b.iteration,
+        array_to_string(list_transform(json_keys(it.load), k -> k || '=' || (it.load ->> k)), ' ') as load,
+        b.side,
+        b.metric,
+        b.op,
+        b.threshold,
+        coalesce(a_verdicts.measured, a_summary.value) as before,
+        b.measured as after,
+        case when coalesce(a_verdicts.measured, a_summary.value) <> 0
+            then 100 * (b.measured / coalesce(a_verdicts.measured, a_summary.value) - 1) end as change_pct,
+        b.is_judged,
+        b.passed
+    from b
+    left join a_verdicts using (requirement_id, iteration)
+    left join a_summary on a_summary.iteration = b.iteration and a_summary.side = b.side and a_summary.metric = b.metric
+    left join iterations as it on it.run_id = $run_b and it.iteration = b.iteration
+)
+
+select * from final order by requirement_id, iteration

@@ -1,0 +1,12 @@
+-- Report query: the iterations of a run with their load as text (`vus=10`), for tables and chart marks.
+-- grain: one row per iteration
+-- upstream: iterations
+select
+    iteration,
+    started_at,
+    ended_at,
+    duration_s,
+    array_to_string(list_transform(json_keys(load), k -> k || '=' || (load ->> k)), ' ') as load
+from iterations
+where run_id = $run_id
+order by iteration

@@ -1,0 +1,27 @@
+-- Report query: response time and throughput per iteration, side and label, for the charts against load
+-- when a run has several labels; only the $max_labels busiest labels of each side.
+-- grain: one row per (iteration, side, label)
+-- upstream: requests, iterations
+with per_label as (
+    select
+        requests.iteration,
+        requests.side,
+        coalesce(requests.label, '(none)') as label,
+        count(*) as calls,
+        count(*) / any_value(iterations.duration_s) as calls_per_s,
+        avg(requests.elapsed_ms) as avg_ms,
+        quantile_cont(requests.elapsed_ms, 0.95) as p95_ms
+    from requests
+    join iterations using (run_id, iteration)
+    where requests.run_id = $run_id
+    group by all
+),
+
+busiest as (
+    select side, label
+    from per_label
+    group by side, label
+    qualify row_number() over (partition by side order by sum(calls) desc, label) <= $max_labels
+)
+
+select per_label.* from per_label join busiest using (side, label) order by side, label, iteration

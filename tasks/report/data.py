@@ -1,0 +1,139 @@
+"""Everything a report shows, read from the warehouse in one go: marts and `sql/reports/` queries, no maths."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import pandas as pd
+
+from tasks.sqlmodels import model_sql
+
+MAX_LABELS = 8
+# Marts the report prints as they are (identifiers from this fixed list only), with their sort order.
+MART_ORDER = {
+    "verdicts": "requirement_id, iteration nulls last",
+    "capacity": "side",
+    "client_server_gap": "iteration",
+    "conclusions": "sort_order, subject",
+    "host_iteration_stats": "host, iteration",
+    "jvm_iteration_stats": "host, source_path, iteration",
+    "container_stats": "host, container, iteration nulls first",
+    "health_findings": "severity = 'ok', severity = 'warn', host, iteration nulls last, rule",
+}
+
+
+class ReportError(RuntimeError):
+    """The report cannot be made (for example: no such run in the warehouse)."""
+
+
+@dataclass
+class ReportData:
+    """One run's figures, as DataFrames named after the mart or query they come from."""
+
+    run: dict[str, Any]
+    frames: dict[str, pd.DataFrame] = field(default_factory=dict)
+    baseline: str | None = None
+    baseline_note: str | None = None  # why there is no comparison although a baseline was named
+    comparison: list = field(default_factory=list)  # tasks.compare.MetricChange
+    requirement_changes: list = field(default_factory=list)  # tasks.compare.RequirementChange
+    expectations: pd.DataFrame | None = None  # None: the warehouse has no expectation_results table
+    validation: dict[str, Any] | None = None  # the run's row of `validations`, when there is one
+    validation_page: str | None = None
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        return self.frames[name]
+
+
+def _frame(con: duckdb.DuckDBPyConnection, sql: str, params: dict) -> pd.DataFrame:
+    return con.execute(sql, params).df()
+
+
+def _table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    query = "select count(*) from information_schema.tables where table_name = $name"
+    return con.execute(query, {"name": name}).fetchone()[0] > 0
+
+
+def _columns(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
+    query = "select column_name from information_schema.columns where table_name = $name order by ordinal_position"
+    return [row[0] for row in con.execute(query, {"name": name}).fetchall()]
+
+
+def _expectations(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame | None:
+    """The run's rows of `expectation_results`, whatever its columns; None when the table does not exist."""
+    if not _table_exists(con, "expectation_results"):
+        return None
+    if "run_id" not in _columns(con, "expectation_results"):
+        return pd.DataFrame()
+    frame = _frame(con, "select * from expectation_results where run_id = $run_id", {"run_id": run_id})
+    return frame.drop(columns=["run_id"])
+
+
+def _validation(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any] | None:
+    """The run's row of `validations` (outcome and page of the last validation), None without one."""
+    if not _table_exists(con, "validations") or "run_id" not in _columns(con, "validations"):
+        return None
+    cursor = con.execute("select * from validations where run_id = $run_id", {"run_id": run_id})
+    row = cursor.fetchone()
+    return dict(zip([d[0] for d in cursor.description], row)) if row else None
+
+
+def default_baseline(con: duckdb.DuckDBPyConnection, run_id: str, run: dict[str, Any]) -> str | None:
+    """The run named by the `baseline` label, else the latest earlier passing run of the same campaign."""
+    labels = run.get("labels") or {}
+    named = labels.get("baseline") if isinstance(labels, dict) else None
+    if named:
+        return named
+    row = con.execute(model_sql("reports/report_baseline"), {"run_id": run_id}).fetchone()
+    return row[0] if row else None
+
+
+def load_report_data(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    baseline: str | None = None,
+    compare: bool = True,
+    validation_page: str | None = None,
+) -> ReportData:
+    """Read one run's report figures; compare with `baseline` (or the default one) when `compare`."""
+    params = {"run_id": run_id}
+    cursor = con.execute(model_sql("reports/report_run"), params)
+    row = cursor.fetchone()
+    if row is None:
+        raise ReportError(f"no run {run_id!r} in the warehouse (see `perfcampaign runs`)")
+    run = dict(zip([d[0] for d in cursor.description], row))
+    data = ReportData(run=run, validation_page=validation_page)
+    for name in ("report_iterations", "report_iteration_table", "report_status_table", "report_minutes",
+                 "report_host_samples"):
+        data.frames[name] = _frame(con, model_sql(f"reports/{name}"), params)
+    data.frames["report_label_stats"] = _frame(
+        con, model_sql("reports/report_label_stats"), {**params, "max_labels": MAX_LABELS})
+    for mart, order in MART_ORDER.items():
+        data.frames[mart] = _frame(con, f"select * from {mart} where run_id = $run_id order by {order}", params) \
+            if _table_exists(con, mart) else pd.DataFrame()
+    data.expectations = _expectations(con, run_id)
+    data.validation = _validation(con, run_id)
+    if data.validation_page is None and data.validation and data.validation.get("page_path"):
+        data.validation_page = data.validation["page_path"]
+    if compare:
+        _compare_with_baseline(con, data, baseline)
+    return data
+
+
+def _compare_with_baseline(con: duckdb.DuckDBPyConnection, data: ReportData, named: str | None) -> None:
+    """Fill the comparison with the named baseline, else the run's default one (when there is one)."""
+    from tasks.compare import compare_runs, requirement_changes
+
+    run_id = data.run["run_id"]
+    baseline = named or default_baseline(con, run_id, data.run)
+    if baseline is None:
+        return
+    if not con.execute("select count(*) from runs where run_id = $b", {"b": baseline}).fetchone()[0]:
+        if named:
+            raise ReportError(f"baseline {baseline!r} is not in the warehouse (see `perfcampaign runs`)")
+        data.baseline_note = f"The run names the baseline {baseline}, which is not in the warehouse."
+        return
+    data.baseline = baseline
+    data.comparison = compare_runs(con, baseline, run_id, max_labels=MAX_LABELS)
+    data.requirement_changes = requirement_changes(con, baseline, run_id, data.comparison)

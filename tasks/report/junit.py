@@ -1,0 +1,52 @@
+"""JUnit XML of a run's verdicts for CI systems: one testcase per requirement and iteration.
+
+A broken requirement is a `failure`, an iteration where it was not judged (no requests on its side, or
+under `min_calls_per_s`) is `skipped`; the message quotes the measured value and the limit.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from tasks.report.data import ReportData
+from tasks.report.fmt import is_missing, metric_unit, number
+
+
+def junit_xml(data: ReportData) -> str:
+    """The verdicts of `data` as a JUnit `<testsuites>` document."""
+    run = data.run
+    verdicts = data["verdicts"]
+    per_iteration = verdicts[verdicts["iteration"].notna()] if not verdicts.empty else verdicts
+    iterations = data["report_iterations"]
+    loads = dict(zip(iterations["iteration"], iterations["load"]))
+    seconds = dict(zip(iterations["iteration"], iterations["duration_s"]))
+    suite = ET.Element("testsuite", name=f"perfcampaign.{run['campaign']}", hostname="perfcampaign")
+    counts = {"tests": 0, "failures": 0, "skipped": 0}
+    for row in per_iteration.to_dict("records"):
+        iteration = int(row["iteration"])
+        unit = metric_unit(row["metric"])
+        case = ET.SubElement(suite, "testcase", classname=f"{run['run_id']}.{row['requirement_id']}",
+                             name=f"iteration {iteration} ({loads.get(iteration, '')})",
+                             time=f"{seconds.get(iteration, 0):.3f}")
+        rule = f"{row['side']} {row['metric']} {row['op']} {row['threshold']:g}"
+        counts["tests"] += 1
+        if is_missing(row["passed"]):
+            reason = "no requests on this side" if is_missing(row["measured"]) else \
+                f"{number(row['calls_per_s'], 'calls/s')} is under min_calls_per_s {row['min_calls_per_s']:g}"
+            ET.SubElement(case, "skipped", message=f"not judged: {reason}")
+            counts["skipped"] += 1
+        elif not row["passed"]:
+            message = (f"{rule}: measured {number(row['measured'], unit)} at {number(row['calls_per_s'], 'calls/s')}"
+                       f" (margin {number(row['margin_pct'], '%')})")
+            ET.SubElement(case, "failure", message=message, type="RequirementBroken").text = message
+            counts["failures"] += 1
+        else:
+            ET.SubElement(case, "system-out").text = (
+                f"{rule}: measured {number(row['measured'], unit)} at {number(row['calls_per_s'], 'calls/s')}")
+    for name, value in counts.items():
+        suite.set(name, str(value))
+    suite.set("errors", "0")
+    root = ET.Element("testsuites", name=run["run_id"], **{k: suite.get(k) for k in ("tests", "failures", "skipped")})
+    root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

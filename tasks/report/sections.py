@@ -1,0 +1,139 @@
+"""The report's sections about the requests: summary, requirements, capacity, time line, iterations, client/server."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from tasks.report.charts import Chart
+from tasks.report.data import ReportData
+from tasks.report.fmt import is_missing, metric_unit, number
+from tasks.report.html import Column, esc, figure, status_cell, table
+from tasks.report.summary import overall_verdict, summary_sentences
+
+
+def header(data: ReportData) -> str:
+    """Run id, verdict, campaign, time window, bundle and labels."""
+    run = data.run
+    verdict = overall_verdict(data)
+    badge = {"pass": "pass", "FAIL": "fail"}.get(verdict, "skip")
+    labels = run.get("labels") or {}
+    label_text = " · labels " + ", ".join(f"{k}={v}" for k, v in labels.items()) if labels else ""
+    return (
+        f'<h1>{esc(run["run_id"])} <span class="badge {badge}">{esc(verdict)}</span></h1>'
+        f'<div class="meta">campaign <b>{esc(run["campaign"])}</b> · scenario {esc(run["scenario"] or "-")} · '
+        f'status {esc(run["status"])} · {number(run["started_at"])} to {number(run["ended_at"])} UTC · '
+        f'{number(run["iterations"], "count")} iterations · {number(run["server_requests"], "count")} server and '
+        f'{number(run["client_requests"], "count")} client requests{esc(label_text)}</div>'
+        f'<div class="meta">bundle: {esc(run["bundle_uri"])}'
+        + (f' · reason: {esc(run["status_reason"])}' if run.get("status_reason") else "") + "</div>"
+    )
+
+
+def summary(data: ReportData) -> str:
+    """The written summary, one sentence per finding, each with its number."""
+    items = "".join(f"<li>{esc(sentence)}</li>" for sentence in summary_sentences(data))
+    note = (f'<p class="note">{number(data.run["unmapped_requests"], "count")} requests fell outside every iteration '
+            f'(kept, not judged); {number(data.run["rejected_lines"], "count")} log lines could not be read.</p>')
+    return f'<ul class="summary">{items}</ul>{note}'
+
+
+def requirements(data: ReportData) -> str:
+    """Each requirement in a sentence, then the requirement x iteration matrix."""
+    conclusions = data["conclusions"]
+    sentences = conclusions[conclusions["topic"] == "requirement"]
+    if sentences.empty:
+        return '<p class="note">The run names no requirements.</p>'
+    parts = ["<ul>" + "".join(f"<li>{status_cell(s)} — {esc(t)}</li>"
+                              for s, t in zip(sentences["status"], sentences["sentence"])) + "</ul>"]
+    verdicts = data["verdicts"]
+    per_iteration = verdicts[verdicts["iteration"].notna()]
+    iterations = sorted(int(i) for i in per_iteration["iteration"].unique())
+    loads = dict(zip(data["report_iterations"]["iteration"], data["report_iterations"]["load"]))
+    columns = [Column("requirement"), Column("rule")] + [Column(f"it {i} ({loads.get(i, '')})", True) for i in iterations]
+    rows = []
+    for requirement, group in per_iteration.groupby("requirement_id", sort=True):
+        first = group.iloc[0]
+        cells = [esc(requirement), esc(f"{first['side']} {first['metric']} {first['op']} {first['threshold']:g}")]
+        by_iteration = {int(r["iteration"]): r for r in group.to_dict("records")}
+        for i in iterations:
+            r = by_iteration.get(i)
+            if r is None or is_missing(r["measured"]):
+                cells.append('<span class="skip">no data</span>')
+                continue
+            word = "not judged" if is_missing(r["passed"]) else ("holds" if r["passed"] else "broken")
+            cells.append(f"{esc(number(r['measured'], metric_unit(r['metric'])))}<br>"
+                         f"{status_cell(word)} <span class=muted>{esc(number(r['calls_per_s'], 'calls/s'))}</span>")
+        rows.append(cells)
+    parts.append(table(columns, rows, raw=set(range(len(columns)))))
+    parts.append('<p class="note">mart verdicts: the measured value, the verdict and the throughput of each '
+                 'iteration; an iteration under the requirement\'s min_calls_per_s is not judged.</p>')
+    return "".join(parts)
+
+
+def capacity(data: ReportData, charts: dict[str, Chart]) -> str:
+    """The knee and the highest throughput per side, the scaling of every step, the chart against load."""
+    frame = data["capacity"]
+    if frame.empty:
+        return '<p class="note">No requests: no capacity to judge.</p>'
+    conclusions = data["conclusions"]
+    sentences = conclusions[conclusions["topic"] == "capacity"]["sentence"]
+    parts = ["<ul>" + "".join(f"<li>{esc(s)}</li>" for s in sentences) + "</ul>"]
+    if "load" in charts:
+        parts.append(figure(charts["load"]))
+    rows = []
+    for record in frame.to_dict("records"):
+        for point in record["points"]:
+            word = "" if is_missing(point["scales"]) else ("scales" if point["scales"] else "saturated")
+            rows.append([record["side"], str(point["iteration"]), point["series"] or "", number(point["load_level"]),
+                         number(point["calls_per_s"], "calls/s"), number(point["load_gain_pct"], "pct"),
+                         number(point["throughput_gain_pct"], "pct"), status_cell(word)])
+    columns = [Column("side"), Column("iteration", True), Column("series"), Column("load level", True),
+               Column("throughput", True), Column("load gain", True), Column("throughput gain", True), Column("step")]
+    parts.append(table(columns, rows, raw={7}))
+    parts.append(f'<p class="note">mart capacity: a step scales when its throughput gain is at least '
+                 f'{esc(number(frame["min_scaling"].iloc[0]))} x its load gain (manifest capacity.min_scaling).</p>')
+    return "".join(parts)
+
+
+def timeline(charts: dict[str, Chart]) -> str:
+    """The per-minute chart."""
+    return figure(charts["minutes"]) if "minutes" in charts else '<p class="note">No requests.</p>'
+
+
+ITERATION_COLUMNS = [("iteration", "count"), ("side", ""), ("host", ""), ("calls", "count"), ("errors", "count"),
+                     ("error_rate", "rate"), ("calls_per_s", "calls/s"), ("avg_ms", "ms"), ("p50_ms", "ms"),
+                     ("p90_ms", "ms"), ("p95_ms", "ms"), ("p99_ms", "ms"), ("max_ms", "ms")]
+STATUS_COLUMNS = [("iteration", "count"), ("side", ""), ("host", ""), ("status_code", ""), ("calls", "count"),
+                  ("calls_per_s", "calls/s"), ("avg_ms", "ms"), ("p95_ms", "ms"), ("max_ms", "ms")]
+
+
+def frame_table(frame: pd.DataFrame, spec: list[tuple[str, str]], total_column: str | None = None) -> str:
+    """A DataFrame as a table with each column in its unit; rows whose `total_column` is '(all)' in bold."""
+    columns = [Column(name, unit not in ("",)) for name, unit in spec]
+    rows = [[number(record[name], unit) for name, unit in spec] for record in frame.to_dict("records")]
+    classes = ["total" if total_column and record[total_column] == "(all)" else "" for record in frame.to_dict("records")]
+    return table(columns, rows, row_classes=classes)
+
+
+def iterations(data: ReportData) -> str:
+    """Requests per iteration, side and host (then all hosts), and per HTTP status."""
+    return (frame_table(data["report_iteration_table"], ITERATION_COLUMNS, "host")
+            + '<p class="note">marts iteration_stats (per host) and iteration_summary ((all), in bold).</p>'
+            + "<h3>Per HTTP status</h3>" + frame_table(data["report_status_table"], STATUS_COLUMNS)
+            + '<p class="note">mart iteration_status_stats.</p>')
+
+
+GAP_COLUMNS = [("iteration", "count"), ("client_calls_per_s", "calls/s"), ("server_calls_per_s", "calls/s"),
+               ("client_avg_ms", "ms"), ("server_avg_ms", "ms"), ("gap_avg_ms", "ms"), ("gap_avg_pct", "%"),
+               ("client_p95_ms", "ms"), ("server_p95_ms", "ms"), ("gap_p95_ms", "ms")]
+
+
+def client_server(data: ReportData) -> str:
+    """The load tool's response time against the service's own, per iteration."""
+    frame = data["client_server_gap"]
+    if frame.empty:
+        return '<p class="note">Needs requests on both sides (a load-tool log and access logs) in the same iterations.</p>'
+    conclusions = data["conclusions"]
+    sentence = conclusions[conclusions["topic"] == "client_server"]["sentence"]
+    return ("".join(f"<p>{esc(s)}</p>" for s in sentence) + frame_table(frame, GAP_COLUMNS)
+            + '<p class="note">mart client_server_gap.</p>')

@@ -1,0 +1,161 @@
+"""The report's words: the summary at the top, the Markdown for Prefect, the JSON for machines.
+
+The sentences are the `conclusions` mart's own (numbers formatted there, once); the comparison sentence
+quotes the comparison rows, whose values and % change come from the warehouse.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any
+
+import pandas as pd
+
+from tasks.report.data import ReportData
+from tasks.report.fmt import is_missing, metric_unit, number, plain
+
+LATENCY = ("avg_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms")
+
+
+def overall_verdict(data: ReportData) -> str:
+    """pass, FAIL or not judged: the requirements overview row of `conclusions`."""
+    rows = data["conclusions"]
+    overview = rows[rows["topic"] == "requirements"]
+    status = overview["status"].iloc[0] if not overview.empty else "not judged"
+    return {"holds": "pass", "broken": "FAIL"}.get(status, "not judged")
+
+
+def _n(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def comparison_sentence(data: ReportData) -> str | None:
+    """What changed against the baseline beyond noise, with the largest such change."""
+    if data.baseline is None:
+        return None
+    checks = [c for c in data.requirement_changes if c.before is not None and c.verdict != "not judged"]
+    moved = [c for c in data.comparison if c.label == "(all)" and c.beyond_noise and c.change_pct is not None]
+    if checks:
+        counts = {verdict: sum(c.verdict == verdict for c in checks) for verdict in ("FAIL", "WORSE", "better", "same")}
+        opening = (f"Against the baseline {data.baseline}, of {len(checks)} requirement checks at matching "
+                   f"iterations: {_n(counts['FAIL'], 'now fails', 'now fail')}, "
+                   f"{_n(counts['WORSE'], 'holds but is worse', 'hold but are worse')} beyond noise, "
+                   f"{_n(counts['better'], 'is better', 'are better')} and {_n(counts['same'], 'is', 'are')} "
+                   f"within noise")
+    else:
+        opening = f"Against the baseline {data.baseline}: {len(moved)} whole-side figures changed beyond noise"
+    latency = [c for c in moved if c.metric in LATENCY]
+    if not latency:
+        return opening + "; no response time moved beyond noise."
+    top = max(latency, key=lambda c: abs(c.change_pct))
+    unit = metric_unit(top.metric)
+    return (f"{opening}; the largest response-time change is {top.side} {top.metric.removesuffix('_ms')} at "
+            f"iteration {top.iteration}, {number(top.a, unit)} before and {number(top.b, unit)} now "
+            f"({number(top.change_pct, 'pct')}, {top.test} p {number(top.p_value, 'p')}).")
+
+
+def summary_sentences(data: ReportData) -> list[str]:
+    """The short written summary: verdict, broken requirements, capacity, client/server gap, health, baseline."""
+    rows = data["conclusions"]
+    if rows.empty:
+        return ["The warehouse has no conclusions for this run: re-ingest it to build them."]
+    picked = rows[
+        (rows["topic"].isin(["requirements", "capacity", "client_server"]))
+        | ((rows["topic"] == "requirement") & (rows["status"] == "broken"))
+        | ((rows["topic"] == "health") & (rows["subject"] == "(all)"))
+    ]
+    sentences = list(picked.sort_values(["sort_order", "subject"])["sentence"])
+    failures = rows[(rows["topic"] == "health") & (rows["status"] == "fail") & (rows["subject"] != "(all)")]
+    sentences += list(failures["sentence"].head(3))
+    compared = comparison_sentence(data)
+    if compared:
+        sentences.append(compared)
+    if data.expectations is not None and "success" in data.expectations.columns and not data.expectations.empty:
+        failed = int((~data.expectations["success"].astype(bool)).sum())
+        sentences.append(f"Data expectations: {len(data.expectations) - failed} of {len(data.expectations)} met.")
+    return sentences
+
+
+def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    return [{k: (None if is_missing(v) else v) for k, v in row.items()} for row in frame.to_dict("records")] \
+        if not frame.empty else []
+
+
+def summary_json(data: ReportData, files: dict[str, str]) -> str:
+    """The machine-readable summary: verdict, sentences, requirements, capacity, comparison, files."""
+    verdicts = data["verdicts"]
+    payload = {
+        "run_id": data.run["run_id"],
+        "campaign": data.run["campaign"],
+        "scenario": data.run["scenario"],
+        "status": data.run["status"],
+        "verdict": overall_verdict(data),
+        "summary": summary_sentences(data),
+        "requirements": _records(verdicts[verdicts["iteration"].isna()].drop(columns=["run_id"])),
+        "verdicts": _records(verdicts[verdicts["iteration"].notna()].drop(columns=["run_id"])),
+        "capacity": _records(data["capacity"].drop(columns=["run_id"], errors="ignore")),
+        "client_server_gap": _records(data["client_server_gap"].drop(columns=["run_id"], errors="ignore")),
+        "conclusions": _records(data["conclusions"].drop(columns=["run_id"], errors="ignore")),
+        "baseline": data.baseline,
+        "comparison": {
+            "requirements": [asdict(c) for c in data.requirement_changes],
+            "metrics": [asdict(c) for c in data.comparison],
+        },
+        "expectations": None if data.expectations is None else _records(data.expectations),
+        "files": files,
+    }
+    return json.dumps(payload, indent=1, default=_json_default)
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)
+
+
+def _md_cell(value: Any) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(columns: list[str], rows: list[list[Any]]) -> str:
+    """A GitHub-flavoured Markdown table of already formatted cells."""
+    lines = ["| " + " | ".join(columns) + " |", "| " + " | ".join("---" for _ in columns) + " |"]
+    lines += ["| " + " | ".join(_md_cell(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def summary_markdown(data: ReportData, report_uri: str | None = None) -> str:
+    """The Markdown artifact: the summary, the requirements, the capacity and the baseline table."""
+    run = data.run
+    lines = [f"# Report: `{run['run_id']}` — {overall_verdict(data)}", ""]
+    lines += [f"- {sentence}" for sentence in summary_sentences(data)]
+    whole = data["verdicts"][data["verdicts"]["iteration"].isna()]
+    if not whole.empty:
+        lines += ["", "## Requirements", "", markdown_table(
+            ["requirement", "side", "rule", "worst", "verdict", "margin", "holds up to"],
+            [[r["requirement_id"], r["side"], f"{r['metric']} {r['op']} {r['threshold']:g}",
+              number(r["measured"], metric_unit(r["metric"])),
+              "not judged" if is_missing(r["passed"]) else ("holds" if r["passed"] else "**BROKEN**"),
+              number(r["margin_pct"], "%"),
+              "" if is_missing(r["holds_up_to_iteration"]) else
+              f"iteration {int(r['holds_up_to_iteration'])}, {number(r['holds_up_to_calls_per_s'], 'calls/s')}"]
+             for r in whole.to_dict("records")])]
+    if data.requirement_changes:
+        lines += ["", f"## Against the baseline `{data.baseline}`", "", changes_markdown(data)]
+    if report_uri:
+        lines += ["", f"Full report: {report_uri}"]
+    return "\n".join(lines)
+
+
+def changes_markdown(data: ReportData) -> str:
+    """The comparison in the form users publish."""
+    return markdown_table(
+        ["test", "unit", "requirement", "expectation", "before", "after", "% change", "verdict"],
+        [[c.test, c.unit, c.requirement, c.expectation, plain(c.before, c.metric), plain(c.after, c.metric),
+          number(c.change_pct, "pct"), c.verdict]
+         for c in data.requirement_changes])

@@ -1,0 +1,87 @@
+"""The capacity mart: knee and maximum throughput per side, the load level read by tasks/ramp.py's own rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from tasks.ingest import ingest_bundle
+from tests.unit.report.conftest import query, records
+from tests.unit.report.runs import ACCESS, access_log, requests_of, windows, write_bundle
+
+
+def capacity(warehouse, run_id: str, side: str = "server") -> dict:
+    rows = records(warehouse, "select * from capacity where run_id = $r and side = $s", {"r": run_id, "s": side})
+    assert len(rows) == 1
+    return rows[0]
+
+
+def test_saturated_run_has_its_knee_at_iteration_3(report_warehouse):
+    row = capacity(report_warehouse, "sat-1")
+    calls = [100, 200, 300, 305, 302]  # 10 s iterations (tests/unit/report/runs.py)
+    assert row["saturated"] is True
+    assert (row["knee_iteration"], row["knee_load_level"], row["knee_load"]) == (3, 30.0, "vus=30")
+    assert row["knee_calls_per_s"] == pytest.approx(calls[2] / 10)
+    assert (row["max_iteration"], row["max_calls_per_s"]) == (4, pytest.approx(30.5))
+    assert "iteration 4 raised the load 33 % (vus=30 to vus=40) but throughput +1.7 %" in row["reason"]
+    points = {p["iteration"]: p for p in row["points"]}
+    assert points[4]["load_gain_pct"] == pytest.approx(100 * (40 / 30 - 1))
+    assert points[4]["throughput_gain_pct"] == pytest.approx(100 * (calls[3] / calls[2] - 1))
+    assert [points[i]["scales"] for i in range(1, 6)] == [None, True, True, False, False]
+
+
+def test_a_run_that_scales_has_no_knee(report_warehouse):
+    for side in ("server", "client"):
+        row = capacity(report_warehouse, "pass-1", side)
+        assert row["saturated"] is False and row["knee_iteration"] is None
+        assert (row["max_iteration"], row["max_calls_per_s"]) == (3, pytest.approx(40.0))
+        assert "no knee within the tested load" in row["reason"]
+
+
+def test_one_iteration_cannot_be_judged(report_warehouse):
+    row = capacity(report_warehouse, "cmp-a")
+    assert row["saturated"] is None and "no knee can be judged" in row["reason"]
+
+
+def test_grain_of_the_new_marts(report_warehouse):
+    for mart, key in (("capacity", "run_id, side"), ("client_server_gap", "run_id, iteration"),
+                      ("conclusions", "run_id, topic, subject")):
+        total = query(report_warehouse, f"select count(*) n from {mart}")["n"][0]
+        distinct = query(report_warehouse, f"select count(*) n from (select distinct {key} from {mart})")["n"][0]
+        assert total == distinct > 0, mart
+
+
+def _ramp(tmp_path, loads: list[dict], calls: list[int], run_id: str, **extra):
+    server = []
+    for window, count in zip(windows("sat-1", len(loads)), calls):
+        server += requests_of(window, [20.0] * count)
+    iterations = [{"index": i + 1, "start": s.isoformat(), "end": e.isoformat(), "load": load}
+                  for i, ((s, e), load) in enumerate(zip(windows("sat-1", len(loads)), loads))]
+    root = write_bundle(tmp_path / run_id, {"access.log": access_log(server)},
+                        [{**ACCESS, "host": "app", "path": "access.log"}], iterations, run_id=run_id, **extra)
+    warehouse = tmp_path / "w.duckdb"
+    ingest_bundle(root, warehouse, progress=lambda message: None)
+    return warehouse
+
+
+def test_manifest_names_the_load_key_and_the_scaling_rule(tmp_path):
+    # rate doubles each step; throughput +60 %, then +80 %: scales at 0.5, not at min_scaling 0.7 from step 2
+    loads = [{"rate": 100, "vus": 5}, {"rate": 200, "vus": 5}, {"rate": 400, "vus": 5}]
+    warehouse = _ramp(tmp_path, loads, [100, 160, 288], "keyed", capacity={"load_key": "rate", "min_scaling": 0.7})
+    row = capacity(warehouse, "keyed")
+    assert [p["load_level"] for p in row["points"]] == [100.0, 200.0, 400.0]
+    assert [p["series"] for p in row["points"]] == ["vus=5"] * 3
+    assert (row["knee_iteration"], row["min_scaling"]) == (1, 0.7)
+    assert "less than 0.7 x the load gain" in row["reason"]
+
+
+def test_nodes_times_threads_and_one_series_per_message_size(tmp_path):
+    loads = [{"nodes": 1, "threads": 10, "msg_kb": 1}, {"nodes": 2, "threads": 10, "msg_kb": 1},
+             {"nodes": 1, "threads": 10, "msg_kb": 64}, {"nodes": 2, "threads": 10, "msg_kb": 64}]
+    # 1 KB scales (100 -> 200 calls), 64 KB does not (50 -> 55): the knee is iteration 3, before iteration 4
+    warehouse = _ramp(tmp_path, loads, [100, 200, 50, 55], "sizes")
+    row = capacity(warehouse, "sizes")
+    points = {p["iteration"]: p for p in row["points"]}
+    assert [points[i]["load_level"] for i in (1, 2, 3, 4)] == [10.0, 20.0, 10.0, 20.0]
+    assert [points[i]["series"] for i in (1, 2, 3, 4)] == ["msg_kb=1", "msg_kb=1", "msg_kb=64", "msg_kb=64"]
+    assert [points[i]["scales"] for i in (1, 2, 3, 4)] == [None, True, None, False]
+    assert row["knee_iteration"] == 3 and row["max_iteration"] == 2
