@@ -17,15 +17,28 @@ windows as (
     where run_id = (select run_id from context)
 ),
 
--- A plain range join: iterations never overlap, so a request matches at most one window. (An ASOF join
--- gives the same rows but held 3.5 GB for 10 M requests; this one streams, FIELD-NOTES.)
+-- Every whole second an iteration touches, so requests find their window by a hash join on the
+-- second and an exact test of start <= started_at < end. A plain range join sorted all 10 M requests
+-- (piecewise merge join, 11 s); an ASOF join held 3.5 GB. This one takes 0.2 s. Iterations never
+-- overlap, so at most one candidate passes the exact test.
+seconds as (
+    select
+        iteration,
+        window_start,
+        window_end,
+        unnest(range(epoch_us(window_start) // 1000000, epoch_us(window_end) // 1000000 + 1)) as second
+    from windows
+),
+
 placed as (
     select
         staged.*,
-        coalesce((select pinned_iteration from context), windows.iteration) as iteration
+        coalesce((select pinned_iteration from context), seconds.iteration) as iteration
     from staged
-    left join windows
-        on staged.started_at >= windows.window_start and staged.started_at < windows.window_end
+    left join seconds
+        on epoch_us(staged.started_at) // 1000000 = seconds.second
+        and staged.started_at >= seconds.window_start
+        and staged.started_at < seconds.window_end
 ),
 
 final as (

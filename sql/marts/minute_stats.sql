@@ -3,7 +3,9 @@
 -- grain: one row per (run_id, side, host, minute_at)
 -- upstream: requests
 with requests as (
-    select side, host, date_trunc('minute', started_at) as minute_at, iteration, elapsed_ms, is_error
+    -- the minute by integer arithmetic: date_trunc on a timestamptz goes through ICU (3 s per 10 M rows)
+    select side, host, make_timestamptz(epoch_us(started_at) // 60000000 * 60000000) as minute_at, iteration,
+        elapsed_ms, is_error
     from requests
     where run_id = $run_id
 ),

@@ -14,11 +14,11 @@ parsed as (
     select
         coalesce(method, split_part(request, ' ', 1)) as method,
         coalesce(url, split_part(request, ' ', 2)) as url,
-        ts_written::timestamptz
-            - to_minutes(
-                case when zone_text[1] = '-' then -1 else 1 end
-                * (zone_text[2:3]::integer * 60 + zone_text[4:5]::integer)
-            ) as logged_at,
+        -- epoch microseconds in UTC: timestamptz arithmetic goes through ICU and cost 9 s per 10 M rows;
+        -- integer arithmetic and make_timestamptz(microseconds) cost a fraction of a second
+        epoch_us(ts_written)
+            - (case when zone_text[1] = '-' then -1 else 1 end
+               * (zone_text[2:3]::bigint * 60 + zone_text[4:5]::bigint)) * 60000000 as logged_us,
         duration * (select duration_to_ms from load_context) as elapsed_ms,
         status,
         bytes
@@ -29,10 +29,10 @@ final as (
     select
         split_part(url, '?', 1) as label,
         method,
-        case
-            when (select time_is_end from load_context) then logged_at - to_microseconds(round(elapsed_ms * 1000)::bigint)
-            else logged_at
-        end as started_at,
+        make_timestamptz(
+            logged_us
+            - case when (select time_is_end from load_context) then round(elapsed_ms * 1000)::bigint else 0 end
+        ) as started_at,
         elapsed_ms,
         status as status_code,
         status >= 400 as is_error,

@@ -62,7 +62,7 @@ final as (
     select
         label,
         method,
-        ended_at - to_microseconds(round(elapsed_ms * 1000)::bigint) as started_at,
+        make_timestamptz(epoch_us(ended_at) - round(elapsed_ms * 1000)::bigint) as started_at,  -- no ICU arithmetic: 5x faster
         elapsed_ms,
         status_code,
         case expected_response
