@@ -24,6 +24,7 @@ DEMO = Path(__file__).resolve().parents[2] / "campaigns" / "demo.yaml"
 def _ssh_hosts(server, **overrides) -> dict:
     base = {"transport": "ssh", "address": server.address, "port": server.port, "user": server.user,
             "key_file": str(server.client_key), "known_hosts": str(server.known_hosts), **overrides}
+    base = {key: value for key, value in base.items() if value is not None}
     return {"app1": {**base, "role": "sut"}, "app2": {**base, "role": "sut"}, "loadgen": {**base, "role": "loadgen"}}
 
 
@@ -42,9 +43,12 @@ def _manifest(tmp_path) -> dict:
     return yaml.safe_load((bundle / "run.yaml").read_text())
 
 
-def test_demo_campaign_over_ssh(prefect_server, sshd, tmp_path):
+def test_demo_campaign_over_ssh(prefect_server, sshd, tmp_path, monkeypatch, caplog):
+    key_text = sshd.client_key.read_text()
+    monkeypatch.setenv("PERF_TEST_SSH_KEY", key_text)
     sessions_before = sshd.log_text.count("Accepted publickey")
-    run_id = _run(tmp_path, _ssh_hosts(sshd))
+    caplog.set_level("DEBUG")
+    run_id = _run(tmp_path, _ssh_hosts(sshd, key_file=None, key_env="PERF_TEST_SSH_KEY"))
     manifest = _manifest(tmp_path)
     assert manifest["status"] == "completed" and len(manifest["iterations"]) == 2
     assert sshd.log_text.count("Accepted publickey") > sessions_before  # it really went through sshd
@@ -53,6 +57,13 @@ def test_demo_campaign_over_ssh(prefect_server, sshd, tmp_path):
         hosts = {r[0] for r in con.execute("select distinct host from host_samples where run_id = ?", [run_id]).fetchall()}
     assert sides["client"] > 0 and sides["server"] >= sides["client"]
     assert hosts == {"app1", "app2", "loadgen"}
+    # the key went from the environment to paramiko and nowhere else: not the bundle, the warehouse, the logs
+    secret = "".join(key_text.split("\n")[1:3])  # a stretch of the base64 body
+    assert len(secret) > 60
+    for path in [*(tmp_path / "store").rglob("*"), tmp_path / "w.duckdb"]:
+        if path.is_file():
+            assert secret.encode() not in path.read_bytes(), path
+    assert secret not in caplog.text
 
 
 def test_a_wrong_host_key_is_refused_before_anything_runs(prefect_server, sshd, tmp_path):
