@@ -34,11 +34,15 @@ MART_TABLES = (
     "jvm_iteration_stats",
     "container_stats",
     "health_findings",
+    "capacity",
+    "client_server_gap",
+    "conclusions",
 )
 # Tables keyed by run_id that a re-ingest replaces (marts included).
 RUN_TABLES = (
     "runs", "iterations", "requirements", "rejected_lines", "k6_summary_checks", "jmeter_summaries",
     "host_metric_sources", "host_sample_facts",
+    "clock_skew", "expectation_results", "validations",
 ) + MART_TABLES
 
 
@@ -69,6 +73,7 @@ def _file_lock(path: Path, exclusive: bool) -> Iterator[None]:
 
 def _configure(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("set TimeZone = 'UTC'")
+    con.execute("set enable_progress_bar = false")  # progress is ours to print, on stderr
 
 
 @contextmanager
@@ -136,6 +141,9 @@ def refresh_marts(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
     Marts are derived data: when a model's columns changed since the warehouse was made, every mart
     table is dropped and rebuilt for every run, so old runs never keep a stale shape.
     """
+    from tasks.report.sqlfunctions import register  # load_level(): the capacity mart reads the ramp's own rule
+
+    register(con)
     fingerprint = _models_fingerprint()
     stored = con.execute("select value from warehouse_meta where key = 'marts_fingerprint'").fetchone()
     if stored and stored[0] == fingerprint:
