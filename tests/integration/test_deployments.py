@@ -8,6 +8,7 @@ import time
 
 import duckdb
 import pytest
+import yaml
 
 from tasks.demo_stage import free_ports
 
@@ -57,3 +58,56 @@ def test_an_adhoc_run_triggered_through_the_api_lands_in_the_warehouse(prefect_s
         assert run_id.startswith("demo-") and status == "completed"
         assert con.execute("select count(*) from iterations where run_id = ?", [run_id]).fetchone() == (1,)
         assert con.execute("select count(*) from requests where run_id = ? and side = 'client'", [run_id]).fetchone()[0] > 0
+
+
+def test_a_run_cancelled_from_the_ui_tears_down_and_keeps_its_logs(prefect_server, tmp_path):
+    """Cancelling a served run (what the UI's Cancel button does) sends it SIGTERM: the flow's own finally
+    and its on_cancellation hook tear the stage down and write the bundle, marked cancelled or failed."""
+    import socket
+
+    from prefect import serve
+    from prefect.client.orchestration import get_client
+    from prefect.deployments import run_deployment
+    from prefect.states import Cancelling
+
+    from flows.deployments import build_deployments
+
+    adhoc = [d for d in build_deployments() if d.name == "adhoc"]
+    threading.Thread(target=serve, args=adhoc, kwargs={"print_starting_message": False}, daemon=True).start()
+    ports = free_ports(2)
+    parameters = {
+        "overrides": {"duration_s": 60, "pause_s": 0, "max_steps": 1,
+                      "extra": {"vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1]),
+                                "workdir": str(tmp_path / "stage"), "store.uri": str(tmp_path / "store")}},
+        "warehouse": str(tmp_path / "w.duckdb"),
+        "work_dir": str(tmp_path / "work"),
+    }
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            flow_run = run_deployment("campaign/adhoc", parameters=parameters, timeout=0)
+            break
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+    # wait until the load runs, then cancel as the UI does
+    deadline = time.monotonic() + 120
+    while not list((tmp_path / "stage").glob("*/iter1/load-iter1.pid")):
+        assert time.monotonic() < deadline, "the iteration never started"
+        time.sleep(0.5)
+    with get_client(sync_client=True) as client:
+        client.set_flow_run_state(flow_run.id, Cancelling(), force=True)
+        deadline = time.monotonic() + 120
+        while not client.read_flow_run(flow_run.id).state.is_final():
+            assert time.monotonic() < deadline, "the run did not stop"
+            time.sleep(1)
+        final = client.read_flow_run(flow_run.id).state
+    assert final.is_cancelled(), final
+    for port in ports:  # the services are gone
+        with socket.socket() as sock:
+            assert sock.connect_ex(("127.0.0.1", port)) != 0
+    (bundle,) = list((tmp_path / "work" / "runs").iterdir())
+    manifest = yaml.safe_load((bundle / "run.yaml").read_text())
+    assert manifest["status"] in ("cancelled", "failed")
+    assert {s["kind"] for s in manifest["sources"]} >= {"access_log", "vmstat", "jstat"}
