@@ -8,6 +8,7 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 
 from tasks.ingest import IngestReport, ingest_bundle
+from tasks.validate_task import validate_task
 from tasks.warehouse import warehouse_path
 
 
@@ -45,6 +46,7 @@ def ingest_flow(bundle: str, warehouse: str | None = None) -> str:
     report = ingest_task(bundle, warehouse)
     create_markdown_artifact(key=f"ingest-{report.run_id}".lower().replace("_", "-").replace(".", "-"),
                              markdown=_markdown(report), description=f"ingest of {report.run_id}")
+    validate_task(report.run_id, warehouse)  # after the ingest: data expectations, validation page
     return report.run_id
 
 

@@ -14,6 +14,7 @@ from tasks.compare import compare_command
 from tasks.output import FORMATS, write_rows
 from tasks.report.commands import report_command, report_location
 from tasks.sqlmodels import model_sql
+from tasks.validate_cli import validate_command
 from tasks.warehouse import WarehouseError, open_warehouse, warehouse_path
 
 # Offline machines: Prefect's telemetry would only print errors; its first start migrates a database.
@@ -158,6 +159,9 @@ def serve(
     from flows.deployments import serve_campaigns
 
     serve_campaigns(campaigns)
+
+
+app.command("validate")(validate_command)
 
 
 def main() -> None:

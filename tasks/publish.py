@@ -5,7 +5,9 @@ from __future__ import annotations
 from tasks.campaign_run import CampaignRun
 from tasks.ingest import IngestReport, ingest_bundle
 from tasks.manifest import ManifestError
+from tasks.report.build import publish_run_report
 from tasks.store import StoreError, open_store
+from tasks.validate import validation_markdown
 from tasks.warehouse import warehouse_path
 
 
@@ -32,6 +34,10 @@ def store_and_ingest(run: CampaignRun, warehouse: str | None = None) -> str:
         try:
             report = ingest_bundle(run.bundle, warehouse_path(warehouse), bundle_uri=bundle_uri)
             lines.append("\n" + _verdict_lines(report))
+            lines.append("\n" + validation_markdown(report.run_id, warehouse_path(warehouse),
+                                                     run.bundle.parents[1] / "reports" / run.run_id))
+            lines.append("\n" + publish_run_report(run.run_id, warehouse_path(warehouse), run.campaign.store,
+                                                    run.bundle.parents[1]))
         except (ManifestError, RuntimeError, ValueError) as exc:
             lines.append(f"\nIngest failed: {exc}. Re-run `perfcampaign ingest {run.bundle}` once fixed.")
     else:

@@ -1,0 +1,273 @@
+-- Clock skew of every server host against the clock of the load generator, measured from the requests
+-- both sides logged, and whether the host's rows are to be placed in iterations by corrected time.
+-- grain: one row per (run_id, server host)
+-- upstream: request_facts, sources, runs
+--
+-- Method `request_count_alignment`. An access log's `%t` truncates to whole seconds, so a request sent at
+-- client time t lands in the server's second floor(t + skew): the server's count for its second b is the
+-- number of client requests sent in [b - skew, b + 1 - skew). The skew is the shift that makes the two
+-- series agree best:
+--   1. coarse: every whole-second lag in [-$max_lag_s, $max_lag_s], on per-second counts;
+--   2. fine: every 10 ms around the best lag (+-1.5 s), counting client requests in the shifted windows
+--      from a cumulative count at 10 ms resolution.
+-- The client series is every client-side request (all load generators, taken to share one clock;
+-- reference_host names them, the busiest first): without a per-server tag in the warehouse, the server
+-- served some share of them. Disagreement (mismatch_share, 0 = identical, 1 = disjoint) is the total
+-- variation distance between the two series normalised to shares, so a host that served half of the
+-- requests (round robin over two) lines up as well as one that served all, plus the share of the
+-- server's requests the client did not send in the aligned window (a server cannot see more than was
+-- sent: this tells a ramp of x3 steps from the same ramp shifted by one step).
+-- Compared seconds: the host's span less its first and last (partial when a log is cut, or begins,
+-- mid-second), plus a lead of $lead_s seconds before its first request, where it logged nothing (this
+-- tells a log cut half way through a doubling ramp from the next steps of the client). No trailing
+-- margin: a log that stops early must not be pulled towards client traffic it never saw.
+-- Where several fine offsets fit equally well, skew_s is their middle and uncertainty_s their
+-- half-width. With tens of requests per second this finds a 30 s skew to within 10 ms
+-- (tests/unit/test_clock_skew.py). skew_s includes the one-way network delay from client to server.
+insert into clock_skew by name
+with run as (
+    select started_at, ended_at from runs where run_id = $run_id
+),
+
+request_sources as (
+    select source_key, side, host from sources where run_id = $run_id and side in ('server', 'client')
+),
+
+-- Requests near the run only: a log that spans days must not make the search span days.
+timed as (
+    select request_sources.side, request_sources.host, epoch_us(facts.started_at) as t_us
+    from request_facts as facts
+    join request_sources using (source_key)
+    cross join run
+    where
+        facts.started_at >= run.started_at - to_seconds($max_lag_s + 60)
+        and facts.started_at < run.ended_at + to_seconds($max_lag_s + 60)
+),
+
+client_hosts as (
+    select host, count(*) as requests from timed where side = 'client' group by host
+),
+
+reference as (
+    select string_agg(host, ',' order by requests desc, host) as host, sum(requests) as requests
+    from client_hosts
+    having count(*) > 0
+),
+
+server_hosts as (
+    select host, count(*) as requests from timed where side = 'server' group by host
+),
+
+-- The client side's requests: per second (coarse) and per 10 ms as a cumulative count (fine).
+client as (
+    select t_us from timed where side = 'client'
+),
+
+client_seconds as (
+    select t_us // 1000000 as second, count(*) as requests from client group by all
+),
+
+client_centis as (
+    select t_us // 10000 as centi, count(*) as requests from client group by all
+),
+
+client_range as (
+    select min(centi) as centi_lo, max(centi) + 1 as centi_hi from client_centis
+),
+
+client_before as (
+    select
+        positions.centi,
+        coalesce(sum(client_centis.requests) over (
+            order by positions.centi rows between unbounded preceding and 1 preceding
+        ), 0) as requests_before
+    from (select unnest(range(centi_lo, centi_hi + 1)) as centi from client_range) as positions
+    left join client_centis using (centi)
+),
+
+estimated_hosts as (
+    select host
+    from server_hosts
+    where requests >= $min_requests and (select requests from reference) >= $min_requests
+),
+
+server_seconds as (
+    select timed.host, timed.t_us // 1000000 as second, count(*) as requests
+    from timed
+    join estimated_hosts using (host)
+    where timed.side = 'server'
+    group by all
+),
+
+server_span as (
+    select host, min(second) as first_second, max(second) as last_second
+    from server_seconds
+    group by host
+    having count(*) > 2
+),
+
+-- One row per compared second of each host: whether it is in the lead, its share of the host's requests.
+server_seconds_compared as (
+    select
+        span.host,
+        span.second,
+        span.second < span.first_second as in_lead,
+        coalesce(counts.requests, 0) as server_requests
+    from (
+        select host, first_second, unnest(range(first_second - $lead_s::bigint, last_second)) as second
+        from server_span
+    ) as span
+    left join server_seconds as counts using (host, second)
+    where span.second <> span.first_second
+),
+
+server_series as (
+    select
+        host,
+        second,
+        in_lead,
+        server_requests / sum(server_requests) over (partition by host) as server_share,
+        sum(server_requests) over (partition by host) as server_total
+    from server_seconds_compared
+),
+
+lags as (
+    select unnest(range(-$max_lag_s::bigint, $max_lag_s::bigint + 1)) as lag_s
+),
+
+coarse_counts as materialized (
+    select
+        server_series.host,
+        lags.lag_s,
+        server_series.in_lead,
+        server_series.server_share,
+        server_series.server_total,
+        coalesce(c.requests, 0) as client_requests
+    from server_series
+    cross join lags
+    left join client_seconds as c on c.second = server_series.second - lags.lag_s
+),
+
+-- Totals by aggregation and a join back, not by window: 5x faster on a long run.
+coarse_totals as (
+    select
+        host,
+        lag_s,
+        sum(client_requests) as client_total,
+        sum(case when in_lead then 0 else client_requests end) as client_in_span
+    from coarse_counts
+    group by all
+),
+
+coarse_fit as (
+    select
+        counts.host,
+        counts.lag_s,
+        0.5 * sum(abs(counts.server_share - counts.client_requests / totals.client_total))
+            + greatest(0, 1 - any_value(totals.client_in_span) / any_value(counts.server_total)) as mismatch
+    from coarse_counts as counts
+    join coarse_totals as totals using (host, lag_s)
+    where totals.client_total > 0
+    group by all
+),
+
+best_lag as (
+    select host, arg_min(lag_s, mismatch) as lag_s from coarse_fit group by host
+),
+
+-- Fine offsets d (centiseconds) around the best lag; the client window of server second b is [b - d, b + 1 - d).
+fine_windows as (
+    select
+        server_series.host,
+        best_lag.lag_s * 100 + offsets.k as offset_cs,
+        server_series.in_lead,
+        server_series.server_share,
+        server_series.server_total,
+        least(greatest(100 * server_series.second - (best_lag.lag_s * 100 + offsets.k), r.centi_lo), r.centi_hi)
+            as window_start,
+        least(greatest(100 * server_series.second - (best_lag.lag_s * 100 + offsets.k) + 100, r.centi_lo), r.centi_hi)
+            as window_end
+    from server_series
+    join best_lag using (host)
+    cross join (select unnest(range(-150, 151)) as k) as offsets
+    cross join client_range as r
+),
+
+fine_counts as materialized (
+    select
+        w.host,
+        w.offset_cs,
+        w.in_lead,
+        w.server_share,
+        w.server_total,
+        e.requests_before - s.requests_before as client_requests
+    from fine_windows as w
+    join client_before as s on s.centi = w.window_start
+    join client_before as e on e.centi = w.window_end
+),
+
+fine_totals as (
+    select
+        host,
+        offset_cs,
+        sum(client_requests) as client_total,
+        sum(case when in_lead then 0 else client_requests end) as client_in_span
+    from fine_counts
+    group by all
+),
+
+fine_fit as (
+    select
+        counts.host,
+        counts.offset_cs,
+        0.5 * sum(abs(counts.server_share - counts.client_requests / totals.client_total))
+            + greatest(0, 1 - any_value(totals.client_in_span) / any_value(counts.server_total)) as mismatch
+    from fine_counts as counts
+    join fine_totals as totals using (host, offset_cs)
+    where totals.client_total > 0
+    group by all
+),
+
+best_fit as (
+    select
+        host,
+        min(best) as mismatch_share,
+        avg(offset_cs) filter (where mismatch <= best + 1e-9) / 100.0 as skew_s,
+        (max(offset_cs) filter (where mismatch <= best + 1e-9) - min(offset_cs) filter (where mismatch <= best + 1e-9))
+            / 200.0 as uncertainty_s
+    from (select *, min(mismatch) over (partition by host) as best from fine_fit)
+    group by host
+),
+
+final as (
+    select
+        $run_id as run_id,
+        server_hosts.host,
+        (select host from reference) as reference_host,
+        round(best_fit.skew_s, 3) as skew_s,
+        case when best_fit.host is not null then 'request_count_alignment' end as method,
+        best_fit.uncertainty_s,
+        round(best_fit.mismatch_share, 4) as mismatch_share,
+        server_hosts.requests as server_requests,
+        (select requests from reference) as reference_requests,
+        $threshold_s::double as threshold_s,
+        coalesce(
+            abs(best_fit.skew_s) > $threshold_s and best_fit.mismatch_share <= $max_mismatch_share, false
+        ) as is_corrected,
+        0::bigint as requests_replaced,
+        0::bigint as samples_replaced,
+        case
+            when (select host from reference) is null then 'no client-side requests to compare with'
+            when best_fit.host is null then format('fewer than {} requests on one side near the run', $min_requests)
+            when best_fit.mismatch_share > $max_mismatch_share then format(
+                'the two sides share too few requests to trust the estimate (mismatch {:.2f} > {:g}); '
+                || 'times kept as written', best_fit.mismatch_share, $max_mismatch_share)
+            when abs(best_fit.skew_s) > $threshold_s then format(
+                'more than {:g} s off: rows placed in iterations by written time - skew_s', $threshold_s)
+            else format('within {:g} s: times kept as written', $threshold_s)
+        end as note
+    from server_hosts
+    left join best_fit using (host)
+)
+
+select * from final
