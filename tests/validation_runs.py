@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -203,7 +203,3 @@ def true_calls(requests: list[Request]) -> dict[tuple[str, int], int]:
     for r in requests:
         calls[(r.host, r.iteration)] = calls.get((r.host, r.iteration), 0) + 1
     return calls
-
-
-def start_plus(seconds: float) -> datetime:
-    return START + timedelta(seconds=seconds)
