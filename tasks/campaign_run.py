@@ -179,6 +179,7 @@ def write_manifest(run: CampaignRun) -> Path:
         "iterations": run.iterations,
         "requirements": [req.model_dump(exclude_none=True) for req in run.campaign.requirements],
         "thresholds": run.campaign.thresholds,
+        "capacity": run.campaign.capacity.model_dump(),
         "sources": [{**source, "role": source.get("role") or roles.get(source["host"], "sut")} for source in run.sources],
     }
     path = run.bundle / "run.yaml"

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from tasks.manifest import Requirement, describe_validation_error
+from tasks.manifest import CapacityOptions, Requirement, describe_validation_error
 from tasks.store import StoreConfig
 from tasks.transport import HostConfig
 
@@ -173,6 +173,7 @@ class Campaign(_Strict):
     hosts: dict[str, HostConfig] = Field(min_length=1)
     requirements: list[Requirement] = Field(default_factory=list)
     thresholds: dict[str, float] = Field(default_factory=dict)
+    capacity: CapacityOptions = Field(default_factory=CapacityOptions)
     provision: list[Annotated[Step, Field(union_mode="left_to_right")]] = Field(default_factory=list)
     teardown: list[Annotated[Step, Field(union_mode="left_to_right")]] = Field(default_factory=list)
     monitors: dict[str, list[Monitor]] = Field(default_factory=dict)
