@@ -15,6 +15,33 @@ from tasks.demo_stage import free_ports
 pytestmark = pytest.mark.integration
 
 
+def _serve_and_trigger_adhoc(tmp_path, duration_s: float, wait_s: float):
+    """Serve `campaign/adhoc` in a daemon thread and trigger it through the API, as the UI's Run button does."""
+    from prefect import serve
+    from prefect.deployments import run_deployment
+
+    from flows.deployments import build_deployments
+
+    adhoc = [d for d in build_deployments() if d.name == "adhoc"]
+    threading.Thread(target=serve, args=adhoc, kwargs={"print_starting_message": False}, daemon=True).start()
+    ports = free_ports(2)
+    parameters = {
+        "overrides": {"duration_s": duration_s, "pause_s": 0, "max_steps": 1,
+                      "extra": {"vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1]),
+                                "workdir": str(tmp_path / "stage"), "store.uri": str(tmp_path / "store")}},
+        "warehouse": str(tmp_path / "w.duckdb"),
+        "work_dir": str(tmp_path / "work"),
+    }
+    deadline = time.monotonic() + 60
+    while True:  # the runner registers the deployment shortly after it starts
+        try:
+            return run_deployment("campaign/adhoc", parameters=parameters, timeout=wait_s), ports
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
+
+
 def test_every_campaign_file_becomes_a_deployment():
     from flows.deployments import build_deployments
 
@@ -27,31 +54,7 @@ def test_every_campaign_file_becomes_a_deployment():
 
 
 def test_an_adhoc_run_triggered_through_the_api_lands_in_the_warehouse(prefect_server, tmp_path):
-    from prefect import serve
-    from prefect.deployments import run_deployment
-
-    from flows.deployments import build_deployments
-
-    adhoc = [d for d in build_deployments() if d.name == "adhoc"]
-    server = threading.Thread(target=serve, args=adhoc, kwargs={"print_starting_message": False}, daemon=True)
-    server.start()
-    ports = free_ports(2)
-    parameters = {
-        "overrides": {"duration_s": 2, "pause_s": 0, "max_steps": 1,
-                      "extra": {"vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1]),
-                                "workdir": str(tmp_path / "stage"), "store.uri": str(tmp_path / "store")}},
-        "warehouse": str(tmp_path / "w.duckdb"),
-        "work_dir": str(tmp_path / "work"),
-    }
-    deadline = time.monotonic() + 60
-    while True:  # the runner registers the deployment shortly after it starts
-        try:
-            flow_run = run_deployment("campaign/adhoc", parameters=parameters, timeout=300)
-            break
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(1)
+    flow_run, _ = _serve_and_trigger_adhoc(tmp_path, duration_s=2, wait_s=300)
     assert flow_run.state.is_completed(), flow_run.state
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
         ((run_id, status),) = con.execute("select run_id, status from runs").fetchall()
@@ -65,32 +68,10 @@ def test_a_run_cancelled_from_the_ui_tears_down_and_keeps_its_logs(prefect_serve
     and its on_cancellation hook tear the stage down and write the bundle, marked cancelled or failed."""
     import socket
 
-    from prefect import serve
     from prefect.client.orchestration import get_client
-    from prefect.deployments import run_deployment
     from prefect.states import Cancelling
 
-    from flows.deployments import build_deployments
-
-    adhoc = [d for d in build_deployments() if d.name == "adhoc"]
-    threading.Thread(target=serve, args=adhoc, kwargs={"print_starting_message": False}, daemon=True).start()
-    ports = free_ports(2)
-    parameters = {
-        "overrides": {"duration_s": 60, "pause_s": 0, "max_steps": 1,
-                      "extra": {"vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1]),
-                                "workdir": str(tmp_path / "stage"), "store.uri": str(tmp_path / "store")}},
-        "warehouse": str(tmp_path / "w.duckdb"),
-        "work_dir": str(tmp_path / "work"),
-    }
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            flow_run = run_deployment("campaign/adhoc", parameters=parameters, timeout=0)
-            break
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(1)
+    flow_run, ports = _serve_and_trigger_adhoc(tmp_path, duration_s=60, wait_s=0)
     # wait until the load runs, then cancel as the UI does
     deadline = time.monotonic() + 120
     while not list((tmp_path / "stage").glob("*/iter1/load-iter1.pid")):
