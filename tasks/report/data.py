@@ -114,6 +114,10 @@ def load_report_data(
             if _table_exists(con, mart) else pd.DataFrame()
     data.expectations = _expectations(con, run_id)
     data.validation = _validation(con, run_id)
+    data.frames["clock_skew"] = (
+        _frame(con, "select * from clock_skew where run_id = $run_id order by host", params)
+        if _table_exists(con, "clock_skew") else pd.DataFrame()
+    )
     if data.validation_page is None and data.validation and data.validation.get("page_path"):
         data.validation_page = data.validation["page_path"]
     if compare:

@@ -15,7 +15,7 @@ def header(data: ReportData) -> str:
     """Run id, verdict, campaign, time window, bundle and labels."""
     run = data.run
     verdict = overall_verdict(data)
-    badge = {"pass": "pass", "FAIL": "fail"}.get(verdict, "skip")
+    badge = {"pass": "pass", "FAIL": "fail", "DATA FAILED": "fail"}.get(verdict, "skip")
     labels = run.get("labels") or {}
     label_text = " · labels " + ", ".join(f"{k}={v}" for k, v in labels.items()) if labels else ""
     return (

@@ -18,8 +18,16 @@ from tasks.report.fmt import is_missing, metric_unit, number, plain
 LATENCY = ("avg_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms")
 
 
+def data_failed(data: ReportData) -> bool:
+    """True when the run's last validation failed a critical expectation: no verdict of it is a pass."""
+    return bool(data.validation) and data.validation.get("success") is False
+
+
 def overall_verdict(data: ReportData) -> str:
-    """pass, FAIL or not judged: the requirements overview row of `conclusions`."""
+    """pass, FAIL, DATA FAILED or not judged: the requirements overview row of `conclusions`, unless the
+    data itself failed its expectations (then nothing is presented as passing)."""
+    if data_failed(data):
+        return "DATA FAILED"
     rows = data["conclusions"]
     overview = rows[rows["topic"] == "requirements"]
     status = overview["status"].iloc[0] if not overview.empty else "not judged"
@@ -55,6 +63,26 @@ def comparison_sentence(data: ReportData) -> str | None:
             f"({number(top.change_pct, 'pct')}, {top.test} p {number(top.p_value, 'p')}).")
 
 
+def data_sentences(data: ReportData) -> list[str]:
+    """What the data checks say first: failed expectations by name, and clocks that were corrected."""
+    sentences = []
+    if data_failed(data):
+        failed = list(data.validation.get("failed_expectations") or [])
+        sentences.append(
+            f"The data of this run failed {_n(len(failed), 'expectation', 'expectations')} "
+            f"({', '.join(failed) or 'see the expectations section'}): the verdicts below are not a pass "
+            "until the data is fixed."
+        )
+    skews = data.frames.get("clock_skew")
+    if skews is not None and not skews.empty and "is_corrected" in skews.columns:
+        for row in skews[skews["is_corrected"].astype(bool)].itertuples():
+            sentences.append(
+                f"The clock of {row.host} was {row.skew_s:+.1f} s off {row.reference_host}'s: its rows were "
+                "placed in iterations by corrected time (times are shown as written)."
+            )
+    return sentences
+
+
 def summary_sentences(data: ReportData) -> list[str]:
     """The short written summary: verdict, broken requirements, capacity, client/server gap, health, baseline."""
     rows = data["conclusions"]
@@ -65,7 +93,7 @@ def summary_sentences(data: ReportData) -> list[str]:
         | ((rows["topic"] == "requirement") & (rows["status"] == "broken"))
         | ((rows["topic"] == "health") & (rows["subject"] == "(all)"))
     ]
-    sentences = list(picked.sort_values(["sort_order", "subject"])["sentence"])
+    sentences = data_sentences(data) + list(picked.sort_values(["sort_order", "subject"])["sentence"])
     failures = rows[(rows["topic"] == "health") & (rows["status"] == "fail") & (rows["subject"] != "(all)")]
     sentences += list(failures["sentence"].head(3))
     compared = comparison_sentence(data)
