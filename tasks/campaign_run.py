@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
@@ -22,7 +22,7 @@ from tasks.load_k6 import K6Tool
 from tasks.load_tool import LoadTool
 from tasks.monitors import StartedMonitor, collect_monitors, start_monitors, stop_monitors
 from tasks.ramp import StepResult
-from tasks.stage import background_alive, background_dir, provision, teardown
+from tasks.stage import background_alive, background_dir, provision, stop_background, teardown
 from tasks.transport import Transport, open_transport
 
 REPO = Path(__file__).resolve().parents[1]
@@ -135,12 +135,21 @@ def mark_failed(run: CampaignRun, exc: BaseException) -> None:
 
 
 def _collect_background_logs(run: CampaignRun) -> None:
+    """Each background process's console output, and a background load's results as a rated source."""
     for step in run.campaign.background_steps:
-        remote = f"{background_dir(run.run_dir)}/{step.background}.log"
-        try:
-            run.transports[step.host].get(remote, run.bundle / step.host / f"{step.background}.log")
-        except Exception as exc:
-            run.problems.append(f"{step.host}: could not collect {remote}: {exc}")
+        files = [(f"{background_dir(run.run_dir)}/{step.background}.log", f"{step.background}.log")]
+        if step.results:
+            remote = step.results["path"]
+            files.append((remote, f"{step.background}-results{PurePosixPath(remote).suffix}"))
+        for remote, local in files:
+            try:
+                run.transports[step.host].get(remote, run.bundle / step.host / local)
+            except Exception as exc:
+                run.problems.append(f"{step.host}: could not collect {remote}: {exc}")
+                continue
+            if step.results and local != f"{step.background}.log":
+                run.sources.append({**step.results, "host": step.host, "path": f"{step.host}/{local}",
+                                    "role": "loadgen", "declared_rate_per_s": step.declared_rate_per_s})
 
 
 def finish(run: CampaignRun) -> Path:
@@ -150,6 +159,7 @@ def finish(run: CampaignRun) -> Path:
     run.finished = True
     try:
         run.problems += stop_monitors(run.monitors, run.transports)
+        run.problems += stop_background(run.campaign, run.transports, run.run_dir)  # their files complete
         sources, missed = collect_monitors(run.monitors, run.transports, run.bundle)
         run.sources = sources + run.sources
         run.problems += [f"not collected: {m}" for m in missed + (run.tool.missing if run.tool else [])]

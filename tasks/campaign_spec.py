@@ -69,8 +69,18 @@ class BackgroundStep(_Strict):
     background: str = Field(pattern=_NAME.pattern)
     command: str
     host: str
-    # A background load declares its rate; the validation step checks it ran at that rate.
+    # A background load declares its rate and where its results are (a request source: kind, path and
+    # reader options); they are collected into the bundle and the validation checks the rate.
     declared_rate_per_s: float | None = Field(default=None, gt=0)
+    results: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _results_with_rate(self) -> "BackgroundStep":
+        if (self.results is None) != (self.declared_rate_per_s is None):
+            raise ValueError("a background load gives both declared_rate_per_s and results ({kind, path})")
+        if self.results is not None and not {"kind", "path"} <= self.results.keys():
+            raise ValueError("results needs kind and path")
+        return self
 
 
 Step = Union[RunStep, UploadStep, WaitHttpStep, WaitTcpStep, BackgroundStep]

@@ -42,7 +42,8 @@ class K6Tool(LoadTool):
         segments = execution_segments(len(self.spec.generators))
         return {
             generator: [
-                self.spec.binary or "k6", "run", "--quiet", "--no-usage-report",
+                # no REST API: a second k6 on the host (a background load) would find its port taken
+                self.spec.binary or "k6", "run", "--quiet", "--no-usage-report", "--address", "",
                 "--out", f"json={folder}/k6.json.gz", "--summary-export", f"{folder}/k6-summary.json",
                 *segments[number], *env_flags, self.script_remote,
             ]

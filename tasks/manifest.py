@@ -109,7 +109,10 @@ class Source(BaseModel):
 
     @property
     def side(self) -> str:
-        """Which side of the wire a request log describes."""
+        """Which side a request log describes: the server's, the load tool's, or a background load's own
+        results (a source that declares `declared_rate_per_s`), kept apart from the measured load."""
+        if self.options.get("declared_rate_per_s") is not None:
+            return "background"
         return "server" if self.kind == "access_log" else "client"
 
 

@@ -54,14 +54,20 @@ def provision(campaign: Campaign, transports: dict[str, Transport], run_dir: str
         run_step(step, transports, run_dir, repo)
 
 
-def teardown(campaign: Campaign, transports: dict[str, Transport], run_dir: str, repo: Path) -> list[str]:
-    """Stop background processes, then run the teardown steps; returns every problem met."""
+def stop_background(campaign: Campaign, transports: dict[str, Transport], run_dir: str) -> list[str]:
+    """Stop every background process (TERM, then KILL), last started first; returns the problems met."""
     problems = []
     for step in reversed(campaign.background_steps):
         try:
             transports[step.host].stop_detached(step.background, background_dir(run_dir))
         except Exception as exc:  # keep tearing down the rest
             problems.append(f"{step.host}: stopping {step.background}: {exc}")
+    return problems
+
+
+def teardown(campaign: Campaign, transports: dict[str, Transport], run_dir: str, repo: Path) -> list[str]:
+    """Stop background processes (if still running), then run the teardown steps; returns every problem met."""
+    problems = stop_background(campaign, transports, run_dir)
     for step in campaign.teardown:
         try:
             run_step(step, transports, run_dir, repo)

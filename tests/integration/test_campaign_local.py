@@ -128,3 +128,36 @@ def test_an_unreachable_generator_fails_before_any_load(prefect_server, tmp_path
     manifest = _manifest(tmp_path)
     assert manifest["status"] == "failed" and "loadgen" in manifest["status_reason"]
     assert manifest["iterations"] == []
+
+
+def test_a_background_load_is_collected_and_checked_against_its_declared_rate(prefect_server, tmp_path):
+    from tasks.validate import validate_run
+
+    demo = yaml.safe_load(DEMO.read_text())
+    demo["provision"].append({
+        "background": "heartbeat", "host": "loadgen", "declared_rate_per_s": 5,
+        "results": {"kind": "k6_json", "path": "{{run_dir}}/background/heartbeat.json.gz"},
+        "command": "exec {{venv_bin}}/k6 run --quiet --no-usage-report --address '' --rps 5 --vus 2 --duration 10m "
+                   "-e TARGETS=http://127.0.0.1:{{port_app1}} -e TARGET_NAMES=app1 "
+                   "--out json={{run_dir}}/background/heartbeat.json.gz {{repo}}/infra/k6/echo.js",
+    })
+    campaign = tmp_path / "heartbeat.yaml"
+    campaign.write_text(yaml.safe_dump(demo))
+    run_id, _ = _run(tmp_path, {"load.ramp.max_steps": 2, "load.duration_s": 5}, campaign=campaign)
+    manifest = _manifest(tmp_path)
+    (background,) = [s for s in manifest["sources"] if s.get("declared_rate_per_s")]
+    assert background["kind"] == "k6_json" and background["path"] == "loadgen/heartbeat-results.gz"
+    sides = dict(_query(tmp_path, f"select side, count(*) from requests where run_id = '{run_id}' group by 1"))
+    assert sides["background"] > 0
+    # kept apart: the measured load's client figures do not include the heartbeat
+    client = _query(tmp_path, f"select sum(calls) from iteration_summary where run_id = '{run_id}' and side = 'client'")
+    k6_points = 0
+    for source in (s for s in manifest["sources"] if s["kind"] == "k6_json" and not s.get("declared_rate_per_s")):
+        with gzip.open(tmp_path / "store" / run_id / source["path"], "rt") as lines:
+            k6_points += sum('"metric":"http_req_duration","type":"Point"' in line.replace(" ", "") for line in lines)
+    assert client[0][0] == k6_points
+    summary = validate_run(tmp_path / "w.duckdb", run_id)
+    rates = _query(tmp_path, f"select success, observed from expectation_results where run_id = '{run_id}' "
+                             "and suite = 'background_load'")
+    assert rates and all(success for success, _ in rates), rates
+    assert summary is not None

@@ -28,7 +28,7 @@ def test_k6_command_per_generator():
                 env={"TARGETS": "http://a"}, steps=[{"vus": 50, "message_size": 1024}])
     commands = K6Tool(spec, {}, "/w/run", Path("/repo")).commands(3, {"vus": 50, "message_size": 1024})
     g1 = commands["g1"]
-    assert g1[:4] == ["/v/k6", "run", "--quiet", "--no-usage-report"]
+    assert g1[:6] == ["/v/k6", "run", "--quiet", "--no-usage-report", "--address", ""]
     assert "json=/w/run/iter3/k6.json.gz" in g1 and g1[g1.index("--summary-export") + 1] == "/w/run/iter3/k6-summary.json"
     assert g1[g1.index("--execution-segment") + 1] == "0:1/2"
     assert commands["g2"][commands["g2"].index("--execution-segment") + 1] == "1/2:1"
