@@ -19,6 +19,7 @@ from tasks.ramp import StepResult
 from tasks.transport import Transport
 
 POLL_S = 0.5
+GONE_GRACE_S = 3.0
 
 
 class LoadToolError(RuntimeError):
@@ -71,11 +72,27 @@ class LoadTool(ABC):
         return running
 
     def wait(self, running: list[Running], timeout_s: float) -> None:
-        """Wait for every generator to finish; stop them all and raise past the deadline."""
+        """Wait for every generator to finish; stop them all and raise past the deadline.
+
+        Done means the wrapper wrote `exit-code` (it always does, whatever the tool's exit). A process
+        group that looks gone without it is given a few seconds: right after the start, the new session
+        may not exist yet, and a tool killed from outside never writes one.
+        """
         deadline = time.monotonic() + timeout_s
         pending = list(running)
+        gone_since: dict[str, float] = {}
         while pending:
-            pending = [r for r in pending if self.transports[r.generator].is_running(r.name, r.remote_dir)]
+            still = []
+            for r in pending:
+                transport = self.transports[r.generator]
+                if transport.exists(f"{r.remote_dir}/exit-code"):
+                    continue
+                if transport.is_running(r.name, r.remote_dir):
+                    gone_since.pop(r.generator, None)
+                elif time.monotonic() - gone_since.setdefault(r.generator, time.monotonic()) > GONE_GRACE_S:
+                    continue  # killed: _check_exit says so
+                still.append(r)
+            pending = still
             if pending and time.monotonic() > deadline:
                 self.stop(running)
                 names = ", ".join(r.generator for r in pending)
