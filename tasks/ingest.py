@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -113,6 +114,21 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
 def _read_all_sources(
     con: duckdb.DuckDBPyConnection, manifest: Manifest, root: Path, progress: Callable[[str], None]
 ) -> list[SourceReport]:
+    # Fingerprints are taken in a thread while DuckDB parses (hashlib releases the GIL): 0.6 s per GB
+    # that no longer adds to the ingest.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sha256") as hasher:
+        fingerprints = {source.path: hasher.submit(file_sha256, root / source.path) for source in manifest.sources}
+        reports = _read_sources(con, manifest, root, progress)
+        con.executemany(
+            "update sources set sha256 = $sha where run_id = $run_id and path = $path",
+            [{"sha": sha.result(), "run_id": manifest.run_id, "path": path} for path, sha in fingerprints.items()],
+        )
+    return reports
+
+
+def _read_sources(
+    con: duckdb.DuckDBPyConnection, manifest: Manifest, root: Path, progress: Callable[[str], None]
+) -> list[SourceReport]:
     reports = []
     pending: list[tuple[SourceReport, Callable[[], tuple[str, ...]]]] = []
     for number, source in enumerate(manifest.sources):
@@ -121,7 +137,7 @@ def _read_all_sources(
         progress(f"reading {source.path} ({source.kind}, {size / 1e6:.1f} MB)")
         source_key = con.execute("select nextval('source_key_seq')").fetchone()[0]
         con.execute(
-            "insert into sources values ($key, $run_id, $kind, $host, $role, $side, $path, $pinned, $sha, $size, 0, 0)",
+            "insert into sources values ($key, $run_id, $kind, $host, $role, $side, $path, $pinned, null, $size, 0, 0)",
             {
                 "key": source_key,
                 "run_id": manifest.run_id,
@@ -131,7 +147,6 @@ def _read_all_sources(
                 "side": source.side if source.kind in REQUEST_KINDS else None,
                 "path": source.path,
                 "pinned": source.iteration,
-                "sha": file_sha256(file),
                 "size": size,
             },
         )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import duckdb
 import numpy as np
 import pandas as pd
@@ -135,6 +137,22 @@ def test_nginx_request_time_is_logged_at_the_end(tmp_path):
     assert got.elapsed_ms[0] == 1500
     assert got.started_at[0] == pd.Timestamp("2026-01-01T10:00:00.500Z")
     assert got.iteration[0] == 1
+
+
+@pytest.mark.parametrize("zone", ["+0000", "+0100", "-0130", "+0530", "-1100", "+1345"])
+def test_utc_offsets_of_every_sign_and_half_hours(zone, tmp_path):
+    written = f"01/Jan/2026:10:00:02 {zone}"
+    line = f'10.0.0.1 - - [{written}] "GET /a HTTP/1.1" 200 5 7\n'
+    root = write_bundle(
+        tmp_path / "b",
+        {"a.log": line},
+        [{"kind": "access_log", "host": "app", "path": "a.log", "preset": "tomcat_common_d", "duration_unit": "ms"}],
+        [{"index": 1, "start": "2025-12-31T00:00:00Z", "end": "2026-01-02T00:00:00Z", "load": {}}],
+    )
+    ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
+    got = _query(tmp_path / "w.duckdb", "select started_at from requests")
+    expected = datetime.strptime(written, "%d/%b/%Y:%H:%M:%S %z")
+    assert got.started_at[0] == pd.Timestamp(expected).tz_convert("UTC")
 
 
 def _bad_log(good: int, bad_lines: list[str]) -> str:
