@@ -54,25 +54,22 @@ def skew_parameters(manifest: Manifest) -> dict[str, object]:
 def _apply_moves(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
     """Update the iteration of the moved rows and count them per host in clock_skew."""
     params = {"run_id": run_id}
-    con.execute(model_sql("intermediate/int_clock_request_moves"), params)
-    con.execute(
-        "update request_facts set iteration = moves.placed_iteration "
-        "from clock_request_moves as moves where request_facts.rowid = moves.fact_rowid"
-    )
-    con.execute(model_sql("intermediate/int_clock_sample_moves"), params)
-    con.execute(
-        "update host_sample_facts set iteration = moves.placed_iteration "
-        "from clock_sample_moves as moves where host_sample_facts.rowid = moves.fact_rowid"
-    )
+    con.execute(model_sql("intermediate/int_clock_moves"), params)
+    for table, fact_table in (("request_facts", "request"), ("host_sample_facts", "sample")):
+        con.execute(
+            f"update {table} set iteration = moves.placed_iteration from clock_moves as moves "
+            f"where moves.fact_table = '{fact_table}' and {table}.rowid = moves.fact_rowid"
+        )
     con.execute(
         "update clock_skew set "
-        "requests_replaced = (select count(*) from clock_request_moves as m where m.host = clock_skew.host), "
-        "samples_replaced = (select count(*) from clock_sample_moves as m where m.host = clock_skew.host) "
+        "requests_replaced = (select count(*) from clock_moves as m where m.host = clock_skew.host "
+        "and m.fact_table = 'request'), "
+        "samples_replaced = (select count(*) from clock_moves as m where m.host = clock_skew.host "
+        "and m.fact_table = 'sample') "
         "where run_id = $run_id and is_corrected",
         params,
     )
-    con.execute("drop table clock_request_moves")
-    con.execute("drop table clock_sample_moves")
+    con.execute("drop table clock_moves")
 
 
 def place_by_corrected_clocks(

@@ -99,8 +99,8 @@ def open_warehouse(path: Path, write: bool = False) -> Iterator[duckdb.DuckDBPyC
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create base tables and public views; mart tables are created from their models on first use."""
-    for name in models_in("schema"):  # base_tables.sql first, then one file per tool
+    """Create base tables, the loaders' macros and public views; mart tables are made on first use."""
+    for name in models_in("schema") + models_in("macros"):  # base_tables.sql first, then one file per tool
         con.execute(model_sql(name))
     for view in MART_VIEWS:
         con.execute(f"create or replace view {view} as {model_sql('marts/' + view)}")

@@ -2,26 +2,20 @@
 -- A sample outside every iteration keeps iteration = null: it is kept and counted, never dropped. A sample
 -- without a time (docker stats with no timestamp lines) takes the source's pinned iteration, else null.
 -- grain: one row per sample of one source
--- upstream: stg_host_samples (view over one source's staging macro), iterations
+-- upstream: stg_host_samples (view over one source's staging macro), iteration_buckets (sql/macros)
 with staged as (
     select * from stg_host_samples
-),
-
-windows as (
-    select iteration, started_at as window_start, ended_at as window_end
-    from iterations
-    where run_id = $run_id
 ),
 
 placed as (
     select
         staged.*,
-        case
-            when staged.sampled_at is null then $pinned_iteration::integer
-            when staged.sampled_at < windows.window_end then windows.iteration
-        end as iteration
+        case when staged.sampled_at is null then $pinned_iteration::integer else buckets.iteration end as iteration
     from staged
-    asof left join windows on staged.sampled_at >= windows.window_start
+    left join iteration_buckets($run_id) as buckets
+        on epoch_us(staged.sampled_at) // iteration_bucket_width_us($run_id) = buckets.bucket_no
+        and epoch_us(staged.sampled_at) >= buckets.start_us
+        and epoch_us(staged.sampled_at) < buckets.end_us
 ),
 
 final as (

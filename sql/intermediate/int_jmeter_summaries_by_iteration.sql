@@ -2,31 +2,25 @@
 -- in the source's pinned iteration; a line in no iteration (or without a time) keeps iteration = null.
 -- grain: one row per (run_id, path, line_no)
 -- upstream: stg_jmeter__summaries (one log's staging view), load_context (run_id, pinned_iteration, host,
---           path of that log), iterations
+--           path of that log), iteration_buckets (sql/macros)
 insert into jmeter_summaries
 with staged as (
-    select * from stg_jmeter__summaries
+    select *, epoch_us(logged_at) as logged_us from stg_jmeter__summaries
 ),
 
 context as (
     select * from load_context
 ),
 
-windows as (
-    select iteration, started_at as window_start, ended_at as window_end
-    from iterations
-    where run_id = (select run_id from context)
-),
-
 placed as (
     select
         staged.*,
-        coalesce(
-            (select pinned_iteration from context),
-            case when staged.logged_at < windows.window_end then windows.iteration end
-        ) as iteration
+        coalesce((select pinned_iteration from context), buckets.iteration) as iteration
     from staged
-    asof left join windows on staged.logged_at >= windows.window_start
+    left join iteration_buckets((select run_id from context)) as buckets
+        on staged.logged_us // iteration_bucket_width_us((select run_id from context)) = buckets.bucket_no
+        and staged.logged_us >= buckets.start_us
+        and staged.logged_us < buckets.end_us
 ),
 
 final as (
