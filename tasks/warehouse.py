@@ -114,6 +114,8 @@ def _table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
 def _models_fingerprint() -> str:
     """A hash of every model the marts are built from: when it changes, the marts are rebuilt."""
     digest = hashlib.sha256()
+    for name in models_in("macros"):
+        digest.update(model_sql(name).encode())
     for name in INTERMEDIATE_TABLES:
         digest.update(model_sql(f"intermediate/{name}").encode())
     for name in MART_TABLES:

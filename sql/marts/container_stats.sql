@@ -6,7 +6,7 @@
 -- start (int_sample_windows), or last minus first inside it for a pinned file without times.
 -- mem_trend_bytes_per_h is the least-squares slope of memory use over time (NULL without times).
 -- grain: one row per (run_id, host, container, iteration), iteration NULL for the whole run
--- upstream: host_sample_facts, host_metric_sources, int_sample_windows
+-- upstream: host_sample_facts, host_metric_sources, int_sample_windows, counter_span (sql/macros)
 with docker as (
     select facts.*, sources.host, sources.role
     from host_sample_facts as facts
@@ -23,14 +23,10 @@ run_counters as (
             host,
             container,
             source_key,
-            arg_max(net_in_bytes, line_no) filter (where net_in_bytes is not null)
-                - arg_min(net_in_bytes, line_no) filter (where net_in_bytes is not null) as net_in_bytes,
-            arg_max(net_out_bytes, line_no) filter (where net_out_bytes is not null)
-                - arg_min(net_out_bytes, line_no) filter (where net_out_bytes is not null) as net_out_bytes,
-            arg_max(block_in_bytes, line_no) filter (where block_in_bytes is not null)
-                - arg_min(block_in_bytes, line_no) filter (where block_in_bytes is not null) as block_in_bytes,
-            arg_max(block_out_bytes, line_no) filter (where block_out_bytes is not null)
-                - arg_min(block_out_bytes, line_no) filter (where block_out_bytes is not null) as block_out_bytes
+            counter_span(net_in_bytes, line_no) as net_in_bytes,
+            counter_span(net_out_bytes, line_no) as net_out_bytes,
+            counter_span(block_in_bytes, line_no) as block_in_bytes,
+            counter_span(block_out_bytes, line_no) as block_out_bytes
         from docker
         group by host, container, source_key
     )
@@ -59,14 +55,10 @@ pinned_counters as (
         host,
         container,
         iteration,
-        arg_max(net_in_bytes, line_no) filter (where net_in_bytes is not null)
-            - arg_min(net_in_bytes, line_no) filter (where net_in_bytes is not null) as net_in_bytes,
-        arg_max(net_out_bytes, line_no) filter (where net_out_bytes is not null)
-            - arg_min(net_out_bytes, line_no) filter (where net_out_bytes is not null) as net_out_bytes,
-        arg_max(block_in_bytes, line_no) filter (where block_in_bytes is not null)
-            - arg_min(block_in_bytes, line_no) filter (where block_in_bytes is not null) as block_in_bytes,
-        arg_max(block_out_bytes, line_no) filter (where block_out_bytes is not null)
-            - arg_min(block_out_bytes, line_no) filter (where block_out_bytes is not null) as block_out_bytes
+        counter_span(net_in_bytes, line_no) as net_in_bytes,
+        counter_span(net_out_bytes, line_no) as net_out_bytes,
+        counter_span(block_in_bytes, line_no) as block_in_bytes,
+        counter_span(block_out_bytes, line_no) as block_out_bytes
     from docker
     where sampled_at is null and iteration is not null
     group by host, container, source_key, iteration

@@ -2,6 +2,7 @@
 -- grain: one row per http_req_duration row of the file
 -- upstream: raw_k6_csv (view made by tasks/sources/k6.py: the file read by DuckDB's CSV reader, every
 --           column as text, named by the file's own header; lines it cannot split go to rejects)
+--           k6_is_error (sql/macros)
 --
 -- Header: `metric_name,timestamp,metric_value,` then one column per indexed system tag, sorted by name
 -- (which ones depends on the k6 version and the systemTags option), then `extra_tags` (and `metadata`
@@ -65,11 +66,7 @@ final as (
         make_timestamptz(epoch_us(ended_at) - round(elapsed_ms * 1000)::bigint) as started_at,  -- no ICU arithmetic: 5x faster
         elapsed_ms,
         status_code,
-        case expected_response
-            when 'false' then true
-            when 'true' then false
-            else status_code not between 200 and 399
-        end as is_error,
+        k6_is_error(expected_response, status_code) as is_error,
         null::bigint as bytes
     from parsed
 )

@@ -3,6 +3,7 @@
 --        (is_malformed; the reader loads both in one pass, then deletes and counts the all-NULL rows)
 -- upstream: raw_k6_json (view made by tasks/sources/k6.py: the file read by DuckDB's JSON reader with
 --           explicit columns and ignore_errors, so no sniffing and no other field is materialised)
+--           k6_is_error (sql/macros)
 --
 -- Time: k6 stamps every sample of a request with the END of the request. lib/netext/httpext/tracer.go
 -- (grafana/k6, checked for v1.x): `Tracer.Done()` sets `trail.EndTime = done` (time.Now() when the
@@ -51,11 +52,7 @@ final as (
         started_at,
         elapsed_ms,
         status_code,
-        case expected_response
-            when 'false' then true
-            when 'true' then false
-            else status_code not between 200 and 399
-        end as is_error,
+        k6_is_error(expected_response, status_code) as is_error,
         null::bigint as bytes,
         is_malformed
     from parsed
