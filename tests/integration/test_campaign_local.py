@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import duckdb
+import pandas as pd
 import pytest
 import yaml
 
@@ -156,8 +157,20 @@ def test_a_background_load_is_collected_and_checked_against_its_declared_rate(pr
         with gzip.open(tmp_path / "store" / run_id / source["path"], "rt") as lines:
             k6_points += sum('"metric":"http_req_duration","type":"Point"' in line.replace(" ", "") for line in lines)
     assert client[0][0] == k6_points
-    summary = validate_run(tmp_path / "w.duckdb", run_id)
+    # the heartbeat's calls per iteration, counted from its raw points (start = k6's end time - duration)
+    windows = [(it["index"], pd.Timestamp(it["start"]), pd.Timestamp(it["end"])) for it in manifest["iterations"]]
+    expected: dict[int, int] = {}
+    with gzip.open(tmp_path / "store" / run_id / background["path"], "rt") as lines:
+        for point in map(json.loads, lines):
+            if point.get("metric") == "http_req_duration" and point.get("type") == "Point":
+                started = pd.Timestamp(point["data"]["time"]) - pd.Timedelta(milliseconds=point["data"]["value"])
+                for index, start, end in windows:
+                    if start <= started < end:
+                        expected[index] = expected.get(index, 0) + 1
+    got = dict(_query(tmp_path, f"select iteration, count(*) from requests where run_id = '{run_id}' "
+                                "and side = 'background' and iteration is not null group by 1"))
+    assert got == expected and set(got) == {index for index, _, _ in windows}
+    validate_run(tmp_path / "w.duckdb", run_id)
     rates = _query(tmp_path, f"select success, observed from expectation_results where run_id = '{run_id}' "
                              "and suite = 'background_load'")
     assert rates and all(success for success, _ in rates), rates
-    assert summary is not None
