@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks.demo_stage import record_echo_bundle
+from tests.echo_stage import record_echo_bundle
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tasks.demo_stage import free_ports
+from tests.echo_stage import free_ports
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 import yaml
 
-from tasks.demo_stage import free_ports
+from tests.echo_stage import free_ports
 from tests.integration.sshd import sshd  # noqa: F401  (the session fixture)
 
 pytestmark = pytest.mark.integration

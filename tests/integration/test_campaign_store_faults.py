@@ -11,7 +11,7 @@ import duckdb
 import pytest
 import yaml
 
-from tasks.demo_stage import free_ports
+from tests.echo_stage import free_ports
 from tests.integration.s3server import FaultProxy, s3_endpoint  # noqa: F401  (the session fixture)
 
 pytestmark = pytest.mark.integration

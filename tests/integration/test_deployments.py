@@ -10,7 +10,7 @@ import duckdb
 import pytest
 import yaml
 
-from tasks.demo_stage import free_ports
+from tests.echo_stage import free_ports
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tasks.demo_stage import free_ports
+from tests.echo_stage import free_ports
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]

@@ -1,7 +1,8 @@
-"""The embedded demo stage: JVM echo services, monitors and k6 on 127.0.0.1, recorded as a perflog bundle.
+"""A test stage: JVM echo services, monitors and k6 on 127.0.0.1, recorded as a perflog bundle.
 
-Plain functions (no Prefect): the flows and the CLI wrap them. Every process started here is stopped in a
-`finally`, and a run that fails half way still leaves its logs and a `run.yaml` marked `failed`.
+Plain functions, no Prefect and no campaign runner: the integration tests check the readers against a
+bundle recorded without the code under test. Every process started here is stopped in a `finally`, and
+a run that fails half way still leaves its logs and a `run.yaml` marked `failed`.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ REQUIREMENTS = [
     {"id": "errors-under-1pct", "metric": "error_rate", "op": "<", "threshold": 0.01, "side": "client"},
 ]
 MANIFEST_HEADER = """\
-# perflog bundle, format 1, recorded by tasks/demo_stage.py (record_echo_bundle) on one machine.
+# perflog bundle, format 1, recorded by tests/echo_stage.py (record_echo_bundle) on one machine.
 # jstat first_sample_at is the wall-clock time read just before jstat was launched. Its first sample is
 # printed once jstat's own JVM has started and attached (~0.2 s later on a quiet 2-core machine); nothing
 # is added for that delay. Later samples follow by the Timestamp column (seconds since the SUT's JVM start).
