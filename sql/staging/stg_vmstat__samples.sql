@@ -4,8 +4,9 @@
 -- upstream: raw_vmstat (view made by tasks/sources/vmstat.py: one row per data line with its values by header
 --           name, written_at from `-t` or an ISO prefix (UTC) or NULL, sample_no = k counting data lines from 0)
 -- The first data line (k = 0) is the average since boot: kept, flagged is_since_boot, left out of statistics.
--- Memory is in KiB, si/so in KiB/s, bi/bo in 1 KiB blocks/s, CPU columns in percent of all CPUs.
-create or replace temp macro stg_vmstat__samples(started_at, interval_s) as table
+-- Memory is in KiB (`vmstat -S` units converted with kib_per_unit; -S leaves si/so and bi/bo alone), si/so
+-- in KiB/s, bi/bo in 1 KiB blocks/s, CPU columns in percent of all CPUs.
+create or replace temp macro stg_vmstat__samples(started_at, interval_s, kib_per_unit) as table
 with raw as (
     select * from raw_vmstat
 ),
@@ -20,12 +21,12 @@ final as (
         sample_no = 0 as is_since_boot,
         r::integer as run_queue,
         b::integer as blocked,
-        swpd::bigint as swap_used_kb,
-        free::bigint as mem_free_kb,
-        buff::bigint as mem_buffer_kb,
-        cache::bigint as mem_cache_kb,
-        inact::bigint as mem_inactive_kb,
-        active::bigint as mem_active_kb,
+        round(swpd * kib_per_unit)::bigint as swap_used_kb,
+        round(free * kib_per_unit)::bigint as mem_free_kb,
+        round(buff * kib_per_unit)::bigint as mem_buffer_kb,
+        round(cache * kib_per_unit)::bigint as mem_cache_kb,
+        round(inact * kib_per_unit)::bigint as mem_inactive_kb,
+        round(active * kib_per_unit)::bigint as mem_active_kb,
         si as swap_in_kb_per_s,
         so as swap_out_kb_per_s,
         bi as blocks_in_per_s,

@@ -1,4 +1,4 @@
-"""Reader for `vmstat` output (`kind: vmstat`): procps-ng, with or without `-t`, `-w` or `-a`.
+"""Reader for `vmstat` output (`kind: vmstat`): procps-ng, with or without `-t`, `-w`, `-a` or `-S`.
 
 Values are read by the column names of the header (`gu` exists only in newer procps), never by position.
 The header pair repeats (every 21 rows in a file) and a value may overflow its column, so lines are split on
@@ -6,6 +6,7 @@ whitespace. With `-t` each row ends with a local date and time, in the zone name
 second header line. Without it, data row k (k = 0 for the first) is placed at `started_at + k * interval_s`
 (manifest options). The first data row is the average since boot: it is kept, flagged `is_since_boot` and
 left out of statistics. Lines that start with an ISO-8601 time (as our monitors may write them) keep that time.
+The header does not say `-S`'s unit: the source's `unit` option does (k, K, m, M; default K = KiB).
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from tasks.sources.host_metrics import (
 from tasks.sqlmodels import model_sql
 
 # procps-ng column names the staging model knows, in its order (memory of `-a`: inact, active).
+# `vmstat -S` units in KiB (the default, K, is KiB); -S changes the memory columns only.
+KIB_PER_UNIT = {"k": 1000 / 1024, "K": 1.0, "m": 1_000_000 / 1024, "M": 1024.0}
+
 COLUMNS = ("r", "b", "swpd", "free", "buff", "cache", "inact", "active", "si", "so", "bi", "bo", "in", "cs",
            "us", "sy", "id", "wa", "st", "gu")
 
@@ -137,13 +141,16 @@ def read(ctx: SourceContext) -> SourceResult:
         parsed = parse_vmstat(handle, manifest_zone(ctx), explicit, ctx.manifest.timezone, year_hint(ctx))
     started_at, interval_s = option_time(ctx, "started_at"), option_seconds(ctx, "interval_s")
     basis = _time_basis(parsed, started_at, interval_s, ctx)
+    unit = ctx.option("unit", "K")
+    if unit not in KIB_PER_UNIT:
+        raise SourceError(f"{ctx.field}.unit: {unit!r}: expected vmstat's -S letter, one of k, K, m, M")
     types = {"line_no": "BIGINT", "sample_no": "BIGINT", "written_at": "TIMESTAMPTZ"}
     raw = raw_relation(ctx.con, {name: (types.get(name, "DOUBLE"), values) for name, values in parsed.columns.items()})
     raw.create_view("raw_vmstat", replace=True)
     ctx.con.execute(model_sql("staging/stg_vmstat__samples"))
     staged = ctx.con.sql(
-        "from stg_vmstat__samples($started_at::timestamptz, $interval_s::double)",
-        params={"started_at": started_at, "interval_s": interval_s},
+        "from stg_vmstat__samples($started_at::timestamptz, $interval_s::double, $kib_per_unit::double)",
+        params={"started_at": started_at, "interval_s": interval_s, "kib_per_unit": KIB_PER_UNIT[unit]},
     )
     rows, notes = load_samples(ctx, staged, basis)
     ctx.con.execute("drop view raw_vmstat")

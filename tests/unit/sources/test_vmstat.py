@@ -123,6 +123,40 @@ def test_real_vmstat_matches_an_independent_parse(real_vmstat, tmp_path):
             assert row["blocks_out_per_s"] == pytest.approx(group["bo"].mean())
 
 
+@pytest.mark.parametrize("unit, kib", [("M", 1024.0), ("m", 1e6 / 1024), ("k", 1000 / 1024)])
+def test_vmstat_S_units_are_converted_to_kib_from_the_unit_option(unit, kib, tmp_path):
+    env = {**os.environ, "LC_ALL": "C", "LANG": "C", "TZ": "UTC"}
+    text = subprocess.run(["vmstat", "-S", unit, "-a", "-w", "-t", "1", "2"], capture_output=True, text=True,
+                          env=env, timeout=30, check=True).stdout
+    expected = independent_vmstat(text, zone="UTC")
+    root = write_bundle(
+        tmp_path / "bundle",
+        {"h/vmstat.log": text},
+        [{"kind": "vmstat", "host": "h", "path": "h/vmstat.log", "unit": unit}],
+        [{"index": 1, "start": "2020-01-01T00:00:00Z", "end": "2040-01-01T00:00:00Z"}],
+    )
+    ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
+    got = _query(tmp_path / "w.duckdb",
+                 "select mem_free_kb, mem_inactive_kb, mem_active_kb, swap_used_kb, blocks_out_per_s "
+                 "from host_samples order by sampled_at")
+    assert list(got.mem_free_kb) == [round(v * kib) for v in expected["free"]]
+    assert list(got.mem_active_kb) == [round(v * kib) for v in expected["active"]]
+    assert list(got.mem_inactive_kb) == [round(v * kib) for v in expected["inact"]]
+    assert list(got.blocks_out_per_s) == list(expected["bo"])  # -S leaves the block counts alone
+
+
+def test_an_unknown_vmstat_unit_is_named(tmp_path, samples):
+    root = write_bundle(
+        tmp_path / "bundle",
+        {"h/vmstat.log": (samples / "bundle-echo" / "app1" / "vmstat-t.log").read_text()},
+        [{"kind": "vmstat", "host": "h", "path": "h/vmstat.log", "unit": "MB"}],
+        [{"index": 1, "start": "2020-01-01T00:00:00Z", "end": "2040-01-01T00:00:00Z"}],
+    )
+    with pytest.raises(SourceError, match=r"sources\.0 \(h/vmstat.log\)\.unit: 'MB'"):
+        ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
+    assert not (tmp_path / "w.duckdb").exists() or _query(tmp_path / "w.duckdb", "select count(*) n from runs").n[0] == 0
+
+
 def test_echo_bundle_places_plain_and_stamped_vmstat_in_the_same_iterations(samples, tmp_path):
     """app1/vmstat.log (no -t: started_at + k * 2 s) and app1/vmstat-t.log were written at once."""
     manifest = yaml.safe_load((samples / "bundle-echo" / "run.yaml").read_text())
