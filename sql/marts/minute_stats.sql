@@ -16,7 +16,8 @@ final as (
         side,
         host,
         minute_at,
-        mode(iteration) as iteration,
+        -- outside every iteration counts as one more candidate (-1): aggregates skip nulls
+        nullif(mode(coalesce(iteration, -1)), -1) as iteration,
         count(*) as calls,
         count(*) filter (where is_error) as errors,
         avg(elapsed_ms) as avg_ms,
