@@ -1,32 +1,12 @@
--- Rows of the hosts whose clock is corrected (clock_skew.is_corrected) that belong to another iteration
--- once placed by corrected time: start <= written time - skew_s < end. Requests of the host's access logs
--- move, and host-metric samples stamped by the host's own clock (time_basis 'own timestamps': vmstat -t,
--- docker stats timestamp lines); times computed from a manifest start time, and pinned sources, stay.
--- Written times stay as written: only the facts' `iteration` is updated from this table
--- (tasks/clock_skew.py).
+-- Rows of the sources placed by corrected time (clock_corrections: access logs and self-stamped host
+-- metrics of a host whose clock is corrected) that belong to another iteration once placed that way:
+-- start <= written time - skew_s < end. Written times stay as written: only the facts' `iteration` is
+-- updated from this table (tasks/clock_skew.py).
 -- grain: one row per moved row; fact_table 'request' (request_facts) or 'sample' (host_sample_facts)
--- upstream: clock_skew, sources, host_metric_sources, request_facts, host_sample_facts, iteration_buckets
+-- upstream: clock_corrections, request_facts, host_sample_facts, iteration_buckets (sql/macros)
 create or replace temp table clock_moves as
-with corrected as (
-    select host, round(skew_s * 1e6)::bigint as skew_us
-    from clock_skew
-    where run_id = $run_id and is_corrected
-),
-
-movable_sources as (
-    select sources.source_key, sources.host, corrected.skew_us, 'request' as fact_table
-    from sources
-    join corrected using (host)
-    where sources.run_id = $run_id and sources.side = 'server' and sources.pinned_iteration is null
-    union all
-    select sources.source_key, sources.host, corrected.skew_us, 'sample' as fact_table
-    from sources
-    join host_metric_sources as metric_sources using (source_key)
-    join corrected on corrected.host = sources.host
-    where
-        sources.run_id = $run_id
-        and metric_sources.time_basis = 'own timestamps'
-        and sources.pinned_iteration is null
+with movable_sources as (
+    select * from clock_corrections($run_id)
 ),
 
 facts as (

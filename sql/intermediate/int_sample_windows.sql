@@ -2,17 +2,25 @@
 -- deltas (jstat GC counts and times, docker network and block bytes): the last sample before the iteration's
 -- end, minus the last sample before its start (or, when the series starts inside the iteration, its first
 -- sample there: events before it are not seen). A series with no sample inside the iteration has no row.
--- Lines of one file are in time order, so "last" = highest line number.
+-- Lines of one file are in time order, so "last" = highest line number. Times are placed as the samples'
+-- iterations are: by written time - skew for the sources clock_corrections names, else as written.
 -- grain: one row per (source_key, series, iteration); series is the container ('' for vmstat and jstat)
--- upstream: host_sample_facts, iterations
+-- upstream: host_sample_facts, iterations, clock_corrections (sql/macros)
 with samples as (
-    select source_key, coalesce(container, '') as series, line_no, sampled_at
-    from host_sample_facts
-    where run_id = $run_id and sampled_at is not null and not is_since_boot
+    select
+        facts.source_key,
+        coalesce(facts.container, '') as series,
+        facts.line_no,
+        epoch_us(facts.sampled_at) - coalesce(corrections.skew_us, 0) as placed_us
+    from host_sample_facts as facts
+    left join clock_corrections($run_id) as corrections on corrections.source_key = facts.source_key
+    where facts.run_id = $run_id and facts.sampled_at is not null and not facts.is_since_boot
 ),
 
 iterations as (
-    select iteration, started_at, ended_at from iterations where run_id = $run_id
+    select iteration, epoch_us(started_at) as start_us, epoch_us(ended_at) as end_us
+    from iterations
+    where run_id = $run_id
 ),
 
 bounds as (
@@ -20,11 +28,11 @@ bounds as (
         samples.source_key,
         samples.series,
         iterations.iteration,
-        max(samples.line_no) filter (where samples.sampled_at < iterations.started_at) as before_start_line_no,
-        min(samples.line_no) filter (where samples.sampled_at >= iterations.started_at) as first_inside_line_no,
+        max(samples.line_no) filter (where samples.placed_us < iterations.start_us) as before_start_line_no,
+        min(samples.line_no) filter (where samples.placed_us >= iterations.start_us) as first_inside_line_no,
         max(samples.line_no) as end_line_no
     from samples
-    join iterations on samples.sampled_at < iterations.ended_at
+    join iterations on samples.placed_us < iterations.end_us
     group by samples.source_key, samples.series, iterations.iteration
 ),
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import shutil
@@ -141,3 +142,64 @@ def test_recorded_demo_bundle_with_a_server_clock_30_s_ahead(samples, tmp_path):
     assert _skews(shifted)["app2"][1] == pytest.approx(30.0, abs=0.02)
     query = "select side, host, iteration, calls, p95_ms from iteration_stats order by all"
     assert _rows(shifted, query) == _rows(plain, query)
+
+
+def test_counters_of_a_corrected_host_are_counted_over_corrected_windows(tmp_path):
+    """docker bytes and jstat GC counts of a host 30 s ahead: deltas over the iterations in true time."""
+    from tests.bundles import write_bundle
+
+    start = datetime(2026, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
+    skew = timedelta(seconds=30)
+    windows = [(1, 0, 60), (2, 90, 150), (3, 180, 240)]  # seconds after start, true time
+
+    def iteration_at(moment):
+        seconds = (moment - start).total_seconds()
+        return next((index for index, begin, end in windows if begin <= seconds < end), None)
+
+    jtl, access = ["timeStamp,elapsed,label,responseCode,success,bytes"], []
+    for second in range(-20, 260):  # 1 to 8 requests a second, the server's log 30 s ahead
+        for k in range(1 + (second * 7) % 8):
+            sent = start + timedelta(seconds=second, milliseconds=(k * 137) % 1000)
+            jtl.append(f"{int(sent.timestamp() * 1000)},5,L,200,true,10")
+            access.append(f'10.0.0.1 - - [{sent + skew:%d/%b/%Y:%H:%M:%S} +0000] "GET /a HTTP/1.1" 200 5 3')
+    docker, jstat = [], ["S0C S1C S0U S1U EC EU OC OU MC MU CCSC CCSU YGC YGCT FGC FGCT CGC CGCT GCT"]
+    # (true time, net_in bytes, young GCs) every 10 s, 5 s off the iteration bounds (the skew is measured to
+    # ~10 ms); both counters grow only inside iterations
+    truth = []
+    net = gcs = 0
+    for k in range(27):
+        at = start + timedelta(seconds=10 * k - 5)
+        if k and iteration_at(at - timedelta(seconds=5)):
+            net, gcs = net + 10_000, gcs + 1
+        truth.append((at, net, gcs))
+        docker += [f"{at + skew:%Y-%m-%dT%H:%M:%S}Z", json.dumps({
+            "BlockIO": "0B / 0B", "CPUPerc": "1.00%", "Container": "svc", "ID": "c0ffee123456", "MemPerc": "1.00%",
+            "MemUsage": "100MiB / 1GiB", "Name": "svc", "NetIO": f"{net}B / 0B", "PIDs": "4"})]
+        jstat.append(f"{at + skew:%Y-%m-%dT%H:%M:%S}.000Z 1024.0 1024.0 0.0 512.0 8192.0 100.0 100000.0 5000.0 "
+                     f"4864.0 4500.0 512.0 400.0 {gcs} {0.1 * gcs:.3f} 0 0.000 0 0.000 {0.1 * gcs:.3f}")
+    files = {"lg.jtl": jtl, "app/access.log": access, "app/docker.jsonl": docker, "app/jstat.log": jstat}
+    sources = [
+        {"kind": "jtl", "host": "lg", "path": "lg.jtl"},
+        {"kind": "access_log", "host": "app", "path": "app/access.log", "preset": "tomcat_common_d",
+         "duration_unit": "ms"},
+        {"kind": "docker_stats", "host": "app", "path": "app/docker.jsonl"},
+        {"kind": "jstat", "host": "app", "path": "app/jstat.log"},
+    ]
+    iterations = [{"index": index, "start": (start + timedelta(seconds=begin)).isoformat(),
+                   "end": (start + timedelta(seconds=end)).isoformat()} for index, begin, end in windows]
+    root = write_bundle(tmp_path / "b", {path: "\n".join(lines) + "\n" for path, lines in files.items()}, sources,
+                        iterations)
+    warehouse = _ingest(root, tmp_path)
+    assert _skews(warehouse)["app"][1] == pytest.approx(30.0, abs=0.05)
+
+    # last sample before the iteration's end minus the last before its start, both by true time
+    def growth(column, index):
+        _, begin, end = windows[index - 1]
+        before = [row for row in truth if row[0] < start + timedelta(seconds=begin)][-1]
+        last = [row for row in truth if row[0] < start + timedelta(seconds=end)][-1]
+        return last[column] - before[column]
+
+    net_in = dict(_rows(warehouse, "select iteration, net_in_bytes from container_stats where iteration is not null"))
+    young = dict(_rows(warehouse, "select iteration, young_gc_count from jvm_iteration_stats"))
+    assert net_in == {index: growth(1, index) for index, _, _ in windows} == {1: 60_000, 2: 60_000, 3: 60_000}
+    assert young == {index: growth(2, index) for index, _, _ in windows}
