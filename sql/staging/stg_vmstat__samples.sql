@@ -4,8 +4,9 @@
 -- upstream: raw_vmstat (view made by tasks/sources/vmstat.py: one row per data line with its values by header
 --           name, written_at from `-t` or an ISO prefix (UTC) or NULL, sample_no = k counting data lines from 0)
 -- The first data line (k = 0) is the average since boot: kept, flagged is_since_boot, left out of statistics.
--- Memory is in KiB (`vmstat -S` units converted with kib_per_unit; -S leaves si/so and bi/bo alone), si/so
--- in KiB/s, bi/bo in 1 KiB blocks/s, CPU columns in percent of all CPUs.
+-- Memory is in KiB, si/so in KiB/s (both written in `vmstat -S` units: procps converts them with its
+-- unitConvert, whatever the man page says; converted here with kib_per_unit), bi/bo in 1 KiB blocks/s
+-- (never converted), CPU columns in percent of all CPUs.
 create or replace temp macro stg_vmstat__samples(started_at, interval_s, kib_per_unit) as table
 with raw as (
     select * from raw_vmstat
@@ -27,8 +28,8 @@ final as (
         round(cache * kib_per_unit)::bigint as mem_cache_kb,
         round(inact * kib_per_unit)::bigint as mem_inactive_kb,
         round(active * kib_per_unit)::bigint as mem_active_kb,
-        si as swap_in_kb_per_s,
-        so as swap_out_kb_per_s,
+        si * kib_per_unit as swap_in_kb_per_s,
+        so * kib_per_unit as swap_out_kb_per_s,
         bi as blocks_in_per_s,
         bo as blocks_out_per_s,
         "in" as interrupts_per_s,

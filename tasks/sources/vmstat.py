@@ -29,7 +29,7 @@ from tasks.sources.host_metrics import (
 from tasks.sqlmodels import model_sql
 
 # procps-ng column names the staging model knows, in its order (memory of `-a`: inact, active).
-# `vmstat -S` units in KiB (the default, K, is KiB); -S changes the memory columns only.
+# `vmstat -S` units in KiB (the default, K, is KiB); -S changes the memory and si/so columns, not bi/bo.
 KIB_PER_UNIT = {"k": 1000 / 1024, "K": 1.0, "m": 1_000_000 / 1024, "M": 1024.0}
 
 COLUMNS = ("r", "b", "swpd", "free", "buff", "cache", "inact", "active", "si", "so", "bi", "bo", "in", "cs",

@@ -137,12 +137,33 @@ def test_vmstat_S_units_are_converted_to_kib_from_the_unit_option(unit, kib, tmp
     )
     ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
     got = _query(tmp_path / "w.duckdb",
-                 "select mem_free_kb, mem_inactive_kb, mem_active_kb, swap_used_kb, blocks_out_per_s "
+                 "select mem_free_kb, mem_inactive_kb, mem_active_kb, swap_in_kb_per_s, blocks_out_per_s "
                  "from host_samples order by sampled_at")
     assert list(got.mem_free_kb) == [round(v * kib) for v in expected["free"]]
     assert list(got.mem_active_kb) == [round(v * kib) for v in expected["active"]]
     assert list(got.mem_inactive_kb) == [round(v * kib) for v in expected["inact"]]
-    assert list(got.blocks_out_per_s) == list(expected["bo"])  # -S leaves the block counts alone
+    assert list(got.swap_in_kb_per_s) == [v * kib for v in expected["si"]]  # procps converts si/so too
+    assert list(got.blocks_out_per_s) == list(expected["bo"])  # but never the block counts
+
+
+def test_vmstat_S_M_swapping_is_converted_and_block_counts_are_not(tmp_path):
+    # real `vmstat -S M -t 1` layout (procps-ng 4.0.2) on a swapping host: si/so are MiB/s, bi/bo blocks/s
+    text = (
+        "procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu----- -----timestamp-----\n"
+        " r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st                 UTC\n"
+        " 1  0    512  20814     46   2924    0    0  1465  3573  383  603 38  6 55  0  0 2026-12-02 14:27:02\n"
+        " 3  2    700    120     46   2924    3   12   250  9000  900  990 20 10 40 30  0 2026-12-02 14:27:03\n"
+    )
+    root = write_bundle(
+        tmp_path / "bundle",
+        {"h/vmstat.log": text},
+        [{"kind": "vmstat", "host": "h", "path": "h/vmstat.log", "unit": "M"}],
+        [{"index": 1, "start": "2026-12-02T14:27:00Z", "end": "2026-12-02T14:28:00Z"}],
+    )
+    ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
+    got = _query(tmp_path / "w.duckdb", "select swap_used_kb, swap_in_kb_per_s, swap_out_kb_per_s, blocks_out_per_s "
+                                        "from host_samples order by sampled_at")
+    assert got.values.tolist() == [[512 * 1024, 0, 0, 3573], [700 * 1024, 3 * 1024, 12 * 1024, 9000]]
 
 
 def test_an_unknown_vmstat_unit_is_named(tmp_path, samples):
