@@ -90,13 +90,12 @@ requirement_rows as (
                 '{} {} {} at {:.1f} calls/s (iteration {}), limit {} {}: ', side, metric_name, measured_text,
                 worst_calls_per_s, worst_iteration, op, threshold_text
             ) || case
-                when passed then format(
-                    'holds at every judged iteration ({}), smallest margin {:.0f} %', judged_at, margin_pct
-                )
+                -- margin_pct is null for a threshold of 0: the sentence goes without it
+                when passed then format('holds at every judged iteration ({})', judged_at)
+                    || coalesce(format(', smallest margin {:.0f} %', margin_pct), '')
                 else format(
-                    'does not hold at iteration{} {} (margin {:.0f} %)',
-                    case when broken_count > 1 then 's' else '' end, broken_at, margin_pct
-                )
+                    'does not hold at iteration{} {}', case when broken_count > 1 then 's' else '' end, broken_at
+                ) || coalesce(format(' (margin {:.0f} %)', margin_pct), '')
             end || case
                 when holds_up_to_iteration is null then '; it never held.'
                 else format(

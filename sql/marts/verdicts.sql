@@ -57,8 +57,9 @@ per_iteration as (
             when op = '>' then measured > threshold
             when op = '>=' then measured >= threshold
         end as passed,
+        -- no relative margin for a threshold of 0 ("error_rate <= 0"), nor for an iteration not judged
         case
-            when threshold = 0 then null
+            when not is_judged or threshold = 0 then null
             when op in ('<', '<=') then 100 * (threshold - measured) / abs(threshold)
             else 100 * (measured - threshold) / abs(threshold)
         end as margin_pct

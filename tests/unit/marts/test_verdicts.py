@@ -44,6 +44,7 @@ def warehouse(tmp_path):
         {"id": "throughput", "metric": "calls_per_s", "op": ">=", "threshold": 30, "side": "server"},
         {"id": "errors", "metric": "error_rate", "op": "<=", "threshold": 0.01, "side": "server"},
         {"id": "client-avg", "metric": "avg_ms", "op": "<", "threshold": 250, "side": "client"},
+        {"id": "no-errors", "metric": "error_rate", "op": "<=", "threshold": 0, "side": "server"},
     ]
     source = {"kind": "access_log", "host": "app", "path": "access.log", "preset": "tomcat_common_d", "duration_unit": "ms"}
     root = write_bundle(tmp_path / "b", {"access.log": _log()}, [source], iterations, requirements)
@@ -97,3 +98,16 @@ def test_a_side_without_data_is_not_judged(warehouse):
     v = _verdicts(warehouse)
     assert v[("client-avg", 1)][:4] == (None, None, False, None)
     assert v[("client-avg", None)][2:4] == (False, None)
+
+
+def test_a_threshold_of_zero_has_no_margin_and_still_a_sentence(warehouse):
+    v = _verdicts(warehouse)
+    assert [v[("no-errors", i)][:4] for i in (1, 2, 3)] == [
+        (pytest.approx(2 / 200), 20.0, True, False), (pytest.approx(4 / 400), 40.0, True, False),
+        (pytest.approx(6 / 600), 60.0, True, False)]
+    assert v[("no-errors", 1)][4] is None and v[("no-errors", None)][4] is None  # no relative margin to 0
+    assert v[("avg-under-50-busy", 1)][4] is None  # not judged: no margin either
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        (sentence,) = con.execute("select sentence from conclusions where subject = 'no-errors'").fetchone()
+    assert sentence == ("no-errors: server error rate 1.00 % at 20.0 calls/s (iteration 1), limit <= 0 %: "
+                        "does not hold at iterations 1, 2, 3; it never held.")
