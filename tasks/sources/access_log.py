@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from functools import partial
+from pathlib import Path
+
+import duckdb
+
+from tasks.sources import csv_pieces
 from tasks.sources.access_log_regex import PRESET_REGEXES, read_raw_frame, regex_for
 from tasks.sources.access_log_pattern import (
     CLF_TIME_FORMAT,
@@ -16,7 +22,7 @@ from tasks.sources.base import (
     SourceResult,
     is_gzip,
     load_requests,
-    reject_csv_errors,
+    loaded_rows,
     set_load_context,
 )
 from tasks.sqlmodels import model_sql
@@ -61,14 +67,10 @@ def _duration_to_ms(ctx: SourceContext, layout: Layout) -> float:
     return DURATION_SCALE_TO_MS.get(unit, 1.0)
 
 
-def _raw_from_pattern(ctx: SourceContext, pattern: str) -> Layout:
+def _read_delimited(ctx: SourceContext, layout: Layout, path: Path) -> duckdb.DuckDBPyRelation:
     """The delimited path: DuckDB's CSV reader with a layout compiled from the server's pattern."""
-    try:
-        layout = compile_pattern(pattern)
-    except PatternError as exc:
-        raise SourceError(f"{ctx.field}.format: {exc}") from None
     raw = ctx.con.read_csv(
-        str(ctx.file),
+        str(path),
         sep=layout.delimiter,
         quotechar='"',
         escapechar="\\",
@@ -77,40 +79,49 @@ def _raw_from_pattern(ctx: SourceContext, pattern: str) -> Layout:
         auto_detect=False,
         columns=layout.columns,
         timestamp_format=CLF_TIME_FORMAT,
-        compression="gzip" if is_gzip(ctx.file) else "none",
+        compression="gzip" if is_gzip(path) else "none",
         store_rejects=True,
         strict_mode=True,
     )
-    raw.project(", ".join(_raw_expressions(layout))).create_view("raw_access_log", replace=True)
-    return layout
+    return raw.project(", ".join(_raw_expressions(layout)))
 
 
-def _raw_from_regex(ctx: SourceContext) -> tuple[Layout, int]:
+def _raw_from_regex(ctx: SourceContext) -> tuple[Layout, duckdb.DuckDBPyRelation, int]:
     """The fallback path: a regex per line in Python (see access_log_regex); returns rejected lines too."""
     compiled, unit = regex_for(ctx)
     frame, rejected = read_raw_frame(ctx, compiled)
-    ctx.con.from_df(frame).create_view("raw_access_log", replace=True)
     has_elapsed = "elapsed" in compiled.groupindex
-    return Layout(delimiter="", duration_unit=unit, fields={"duration": "elapsed"} if has_elapsed else {}), rejected
+    layout = Layout(delimiter="", duration_unit=unit, fields={"duration": "elapsed"} if has_elapsed else {})
+    return layout, ctx.con.from_df(frame), rejected
 
 
-def read(ctx: SourceContext) -> SourceResult:
-    """Load one access log into request_facts; lines that do not fit the pattern are rejected."""
-    pattern = ctx.option("format") or ctx.option("preset")
-    if ctx.option("regex") or pattern in PRESET_REGEXES:
-        layout, regex_rejected = _raw_from_regex(ctx)
-    elif pattern:
-        layout, regex_rejected = _raw_from_pattern(ctx, pattern), 0
-    else:
-        raise SourceError(f"{ctx.field}: an access_log needs `format` (the server's pattern), `preset` or `regex`")
+def _load(ctx: SourceContext, layout: Layout, raw: duckdb.DuckDBPyRelation) -> None:
+    """Stage the raw columns (view raw_access_log) as requests and append them to request_facts."""
+    raw.create_view("raw_access_log", replace=True)
     set_load_context(
         ctx,
         duration_to_ms=_duration_to_ms(ctx, layout),
         time_is_end=bool(ctx.option("time_is_end", layout.time_is_end)),
     )
     ctx.con.execute(model_sql("staging/stg_access_log__requests"))
-    rows = load_requests(ctx, ctx.con.view("stg_access_log__requests"))
-    rejected = reject_csv_errors(ctx) + regex_rejected
+    load_requests(ctx, ctx.con.view("stg_access_log__requests"))
     ctx.con.execute("drop view stg_access_log__requests")
     ctx.con.execute("drop view raw_access_log")
-    return SourceResult(rows=rows, rejected=rejected)
+
+
+def read(ctx: SourceContext) -> SourceResult:
+    """Load one access log into request_facts; lines that do not fit the pattern are rejected."""
+    pattern = ctx.option("format") or ctx.option("preset")
+    if ctx.option("regex") or pattern in PRESET_REGEXES:
+        layout, raw, rejected = _raw_from_regex(ctx)
+        _load(ctx, layout, raw)
+    elif pattern:
+        try:
+            layout = compile_pattern(pattern)
+        except PatternError as exc:
+            raise SourceError(f"{ctx.field}.format: {exc}") from None
+        read_file = partial(_read_delimited, ctx, layout)
+        rejected = csv_pieces.load_csv(ctx, read_file, partial(_load, ctx, layout), has_header=False)
+    else:
+        raise SourceError(f"{ctx.field}: an access_log needs `format` (the server's pattern), `preset` or `regex`")
+    return SourceResult(rows=loaded_rows(ctx), rejected=rejected)

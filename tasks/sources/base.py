@@ -104,6 +104,11 @@ def load_requests(ctx: SourceContext, staged: duckdb.DuckDBPyRelation) -> int:
     insert runs through `staged.query(...)`.
     """
     staged.query("stg_requests", "insert into request_facts " + model_sql("intermediate/int_requests_by_iteration"))
+    return loaded_rows(ctx)
+
+
+def loaded_rows(ctx: SourceContext) -> int:
+    """Requests of this source in request_facts so far."""
     return ctx.con.execute(
         "select count(*) from request_facts where source_key = $k", {"k": ctx.source_key}
     ).fetchone()[0]
@@ -127,20 +132,3 @@ def reject(ctx: SourceContext, rows: list[tuple[int, str, str]]) -> None:
             for line_no, reason, excerpt in rows
         ],
     )
-
-
-def reject_csv_errors(ctx: SourceContext) -> int:
-    """Move the rows DuckDB's CSV reader refused (`store_rejects`) into `rejected_lines`; one per line."""
-    existing = ctx.con.execute(
-        "select count(*) from duckdb_tables() where table_name = 'reject_errors' and temporary"
-    ).fetchone()[0]
-    if not existing:
-        return 0
-    ctx.con.execute(
-        model_sql("intermediate/int_csv_rejects"),
-        {"run_id": ctx.manifest.run_id, "host": ctx.source.host, "path": ctx.source.path},
-    )
-    count = ctx.con.execute("select count(distinct line) from reject_errors").fetchone()[0]
-    ctx.con.execute("drop table reject_errors")
-    ctx.con.execute("drop table if exists reject_scans")
-    return count

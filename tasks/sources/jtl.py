@@ -19,16 +19,16 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from tasks.sources import jtl_xml
+from tasks.sources import csv_pieces, jtl_xml
 from tasks.sources.base import (
     SourceContext,
     SourceError,
     SourceResult,
     is_gzip,
     load_requests,
+    loaded_rows,
     open_text,
     reject,
-    reject_csv_errors,
     set_load_context,
 )
 from tasks.sqlmodels import model_sql
@@ -123,16 +123,23 @@ def _read_csv(ctx: SourceContext) -> SourceResult:
         store_rejects=True,
         strict_mode=True,
         force_not_null=["timeStamp", "elapsed"],  # an empty one is a broken record: rejected, not NULL
-        compression="gzip" if is_gzip(ctx.file) else "none",
         encoding=encoding,
     )
     if time_format:
         csv_options["timestamp_format"] = time_format
-    raw = ctx.con.read_csv(str(ctx.file), **csv_options)
-    rows = _load_raw(ctx, raw.select(*_raw_projection(columns)))
-    _number_rejects_by_physical_line(ctx)
-    rejected = reject_csv_errors(ctx)
-    return SourceResult(rows=rows, rejected=rejected, notes=tuple(notes))
+
+    def read_file(path: Path) -> duckdb.DuckDBPyRelation:
+        raw = ctx.con.read_csv(str(path), compression="gzip" if is_gzip(path) else "none", **csv_options)
+        return raw.select(*_raw_projection(columns))
+
+    # a line cut inside quotes is followed by whole records; a multi-line message by its next part
+    separators = len(names) - 1
+
+    def starts_record(line: bytes) -> bool:
+        return line.count(delimiter.encode()) >= separators
+
+    rejected = csv_pieces.load_csv(ctx, read_file, lambda raw: _load_raw(ctx, raw), has_header, starts_record)
+    return SourceResult(rows=loaded_rows(ctx), rejected=rejected, notes=tuple(notes))
 
 
 def _first_records(path: Path, encoding: str, delimiter: str | None) -> tuple[str, list[str] | None, list[str] | None]:
@@ -232,50 +239,3 @@ def _raw_projection(columns: dict[str, str]) -> list[duckdb.Expression]:
         else duckdb.ConstantExpression(None).cast(types[name]).alias(name)
         for name in RAW_COLUMNS
     ]
-
-
-def _number_rejects_by_physical_line(ctx: SourceContext) -> None:
-    """Give rejected records the file's physical line number instead of DuckDB's record number.
-
-    DuckDB's `reject_errors.line` counts records, so every quoted multi-line field before a bad record
-    shifts it; `line_byte_position` is exact, and one pass counting newlines turns it into a line number.
-    """
-    exists = ctx.con.execute(
-        "select count(*) from duckdb_tables() where table_name = 'reject_errors' and temporary"
-    ).fetchone()[0]
-    if not exists:
-        return
-    found = ctx.con.execute("select distinct line_byte_position from reject_errors").fetchall()
-    positions = sorted(position for (position,) in found)
-    if not positions:
-        return
-    lines = _line_numbers_at(ctx.file, positions)
-    mapping = pd.DataFrame({"position": positions, "line_no": lines})
-    ctx.con.from_df(mapping).create_view("reject_physical_lines", replace=True)
-    ctx.con.execute(
-        "update reject_errors set line = m.line_no from reject_physical_lines as m "
-        "where reject_errors.line_byte_position = m.position"
-    )
-    ctx.con.execute("drop view reject_physical_lines")
-
-
-def _line_numbers_at(path: Path, positions: list[int]) -> list[int]:
-    """1-based line numbers of sorted byte offsets (of the decompressed text for a gzip file)."""
-    opener = gzip.open if is_gzip(path) else open
-    result: list[int] = []
-    line, base, index = 1, 0, 0
-    with opener(path, "rb") as handle:
-        while index < len(positions):
-            chunk = handle.read(1 << 22)
-            if not chunk:
-                break
-            end, offset = base + len(chunk), 0
-            while index < len(positions) and positions[index] < end:
-                target = positions[index] - base
-                line += chunk.count(b"\n", offset, target)
-                offset = target
-                result.append(line)
-                index += 1
-            line += chunk.count(b"\n", offset)
-            base = end
-    return result + [line] * (len(positions) - len(result))

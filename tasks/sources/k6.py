@@ -8,15 +8,19 @@ Both readers let DuckDB do all the work (no Python per line), so a 10 M-request 
 from __future__ import annotations
 
 import csv
+from pathlib import Path
 
+import duckdb
+
+from tasks.sources import csv_pieces
 from tasks.sources.base import (
     SourceContext,
     SourceError,
     SourceResult,
     is_gzip,
     load_requests,
+    loaded_rows,
     open_text,
-    reject_csv_errors,
     set_load_context,
 )
 from tasks.sources.k6_summary import read_k6_summary
@@ -105,24 +109,30 @@ def _csv_header(ctx: SourceContext) -> list[str]:
 def read_k6_csv(ctx: SourceContext) -> SourceResult:
     """Load the http_req_duration rows of one `k6 run --out csv=FILE` file into request_facts."""
     header = _csv_header(ctx)
-    raw = ctx.con.read_csv(
-        str(ctx.file),
-        header=True,
-        sep=",",
-        quotechar='"',
-        escapechar='"',
-        auto_detect=False,  # the sniffer gives up on a small file with one bad line; the header says it all
-        columns={name: "VARCHAR" for name in header},
-        compression="gzip" if is_gzip(ctx.file) else "none",
-        store_rejects=True,
-        strict_mode=True,
-    )
-    raw.create_view("raw_k6_csv", replace=True)
-    ctx.con.execute(model_sql("staging/stg_k6__csv_points"))
-    set_load_context(ctx)
-    rows = load_requests(ctx, ctx.con.view("stg_k6__csv_points"))
-    ctx.con.execute("drop view stg_k6__csv_points")
-    ctx.con.execute("drop view raw_k6_csv")
-    rejected = reject_csv_errors(ctx)
+
+    def read_file(path: Path) -> duckdb.DuckDBPyRelation:
+        return ctx.con.read_csv(
+            str(path),
+            header=True,
+            sep=",",
+            quotechar='"',
+            escapechar='"',
+            auto_detect=False,  # the sniffer gives up on a small file with one bad line; the header says it all
+            columns={name: "VARCHAR" for name in header},
+            compression="gzip" if is_gzip(path) else "none",
+            store_rejects=True,
+            strict_mode=True,
+        )
+
+    def load(raw: duckdb.DuckDBPyRelation) -> None:
+        raw.create_view("raw_k6_csv", replace=True)
+        ctx.con.execute(model_sql("staging/stg_k6__csv_points"))
+        set_load_context(ctx)
+        load_requests(ctx, ctx.con.view("stg_k6__csv_points"))
+        ctx.con.execute("drop view stg_k6__csv_points")
+        ctx.con.execute("drop view raw_k6_csv")
+
+    rejected = csv_pieces.load_csv(ctx, read_file, load, has_header=True)
+    rows = loaded_rows(ctx)
     notes = () if rows else (f"{ctx.source.path}: no http_req_duration rows",)
     return SourceResult(rows=rows, rejected=rejected, notes=notes)

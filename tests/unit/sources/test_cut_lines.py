@@ -1,0 +1,92 @@
+"""A line cut inside quotes (a writer killed mid-line, then more lines appended) loses nothing after it.
+
+DuckDB's CSV reader lets the open quote swallow the following lines into one rejected record; the readers
+must load every whole line around it and reject the cut line alone, with its physical line number.
+Expected figures come from the lines as written, parsed with the csv module.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+
+import duckdb
+import pytest
+
+from tasks.ingest import ingest_bundle
+from tests.bundles import write_bundle
+
+QUIET = {"progress": lambda message: None}
+WINDOW = [{"index": 1, "start": "2026-12-02T00:00:00Z", "end": "2026-12-03T00:00:00Z"}]
+JTL_HEADER = "timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes"
+EPOCH_MS = 1_764_684_000_000  # 2025-12-02T14:00:00Z
+
+
+def _jtl_line(n: int) -> str:
+    # every tenth sample quotes its message, as JMeter does for a comma: quotes are everywhere in a real JTL
+    message = '"Found, moved"' if n % 10 == 0 else "OK"
+    return f"{EPOCH_MS + 86_400_000 + n * 10},{100 + n % 50},L{n % 3},200,{message},TG 1-1,text,true,,512"
+
+
+def _ingest(tmp_path, text: str | bytes, source: dict):
+    root = write_bundle(tmp_path / "b", {source["path"]: text}, [source], WINDOW)
+    report = ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        rows = con.execute("select count(*), sum(elapsed_ms) from requests").fetchone()
+        rejected = con.execute("select line_no, reason from rejected_lines order by line_no").fetchall()
+    return report.sources[0], rows, rejected
+
+
+def _expected_jtl(lines: list[str], cut: set[int]) -> tuple[int, float]:
+    """Count and elapsed sum of the whole sample lines (1-based line numbers of the file, header is 1)."""
+    kept = [line for number, line in enumerate(lines, 1) if number > 1 and number not in cut]
+    records = list(csv.reader(io.StringIO("\n".join(kept) + "\n")))
+    return len(records), float(sum(int(record[1]) for record in records))
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+def test_a_jtl_cut_mid_message_keeps_every_later_sample(tmp_path, compress):
+    samples = [_jtl_line(n) for n in range(3000)]
+    cut = '1764770020005,300,Lcut,500,"Internal Server'
+    lines = [JTL_HEADER] + samples[:2000] + [cut] + samples[2000:2500] + [cut] + samples[2500:] + [cut]
+    text = "\n".join(lines) + "\n"
+    result, (count, elapsed), rejected = _ingest(
+        tmp_path, gzip.compress(text.encode()) if compress else text, {"kind": "jtl", "host": "lg", "path": "r.jtl"}
+    )
+    cut_lines = {2002, 2503, 3004}
+    assert (count, elapsed) == _expected_jtl(lines, cut_lines) == (3000, float(sum(100 + n % 50 for n in range(3000))))
+    assert (result.rows, result.rejected) == (3000, 3)
+    assert [line_no for line_no, _ in rejected] == sorted(cut_lines)
+    assert all("unterminated quote" in reason.lower() for _, reason in rejected)  # the last: DuckDB's own words
+
+
+def test_a_broken_multiline_jtl_record_stays_one_reject(tmp_path):
+    # a quoted message across lines whose record then has too few fields: not a cut line, one reject
+    lines = [JTL_HEADER, _jtl_line(1), '1764770000020,5,L,500,"Line one', 'line two",TG 1-1,text', _jtl_line(2)]
+    source = {"kind": "jtl", "host": "lg", "path": "r.jtl", "max_rejected_pct": 100}
+    result, (count, _), rejected = _ingest(tmp_path, "\n".join(lines) + "\n", source)
+    assert (count, result.rejected, result.rows) == (2, 1, 2)
+    assert [line_no for line_no, _ in rejected] == [3]
+
+
+def test_an_access_log_line_cut_inside_the_request_loses_nothing_else(tmp_path):
+    good = [f'10.0.0.{n % 7} - - [02/Dec/2026:15:{n // 60:02d}:{n % 60:02d} +0100] "GET /g{n} HTTP/1.1" 200 5 {n % 90}'
+            for n in range(1200)]
+    lines = good[:700] + ['10.0.0.9 - - [02/Dec/2026:15:20:00 +0100] "GET /trunc HT'] + good[700:]
+    source = {"kind": "access_log", "host": "w", "path": "a.log", "preset": "tomcat_common_d", "duration_unit": "ms"}
+    result, (count, elapsed), rejected = _ingest(tmp_path, "\n".join(lines) + "\n", source)
+    assert (count, elapsed) == (1200, float(sum(n % 90 for n in range(1200))))
+    assert (result.rows, result.rejected) == (1200, 1)
+    assert rejected[0][0] == 701 and rejected[0][1].startswith("UNTERMINATED QUOTE")
+
+
+def test_a_k6_csv_line_cut_inside_a_quoted_tag_loses_nothing_else(tmp_path):
+    header = "metric_name,timestamp,metric_value,method,name,status,extra_tags"
+    rows = [f'http_req_duration,{1764770000 + n},{1.5 + n % 7},GET,"http://127.0.0.1/a,b",200,' for n in range(400)]
+    lines = [header] + rows[:150] + ['http_req_duration,1764770150,2.5,GET,"http://127.0.0.1/cut'] + rows[150:]
+    result, (count, elapsed), rejected = _ingest(tmp_path, "\n".join(lines) + "\n",
+                                                 {"kind": "k6_csv", "host": "lg", "path": "p.csv"})
+    assert (count, elapsed) == (400, pytest.approx(sum(1.5 + n % 7 for n in range(400))))
+    assert (result.rows, result.rejected) == (400, 1)
+    assert rejected[0][0] == 152
