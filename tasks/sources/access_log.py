@@ -52,6 +52,8 @@ def _raw_expressions(layout: Layout) -> list[str]:
             expr = f"make_timestamp(round({fields['ts_epoch_s']} * 1000000)::bigint)"
         elif name == "zone_text" and "zone_text" not in fields:
             expr = "'+0000'"  # epoch times are UTC
+        elif name == "bytes" and layout.dash_bytes_are_zero:
+            expr = f"coalesce({fields['bytes']}, 0)"  # CLF's '-' (read as NULL) is a response without a body
         else:
             expr = fields.get(name, f"null::{duckdb_type}")
         expressions.append(f"{expr} as {name}")

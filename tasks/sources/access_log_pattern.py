@@ -55,6 +55,7 @@ class Layout:
     duration_unit: str | None = None  # unit of the pattern's own duration item, if it implies one
     time_is_end: bool = False  # the logged time is when the request ended (nginx $time_local)
     epoch_unit: str | None = None  # 's', 'ms' or 'us' when the time item is an epoch number
+    dash_bytes_are_zero: bool = False  # %b writes '-' for no body (CLF); %B and nginx write 0
 
     def add(self, kind: str, duckdb_type: str) -> str:
         # Named after the field it holds, so a rejected line's reason names it ("status", not "c6").
@@ -102,6 +103,7 @@ def _add_apache_item(layout: Layout, code: str, arg: str | None, item: str) -> N
         layout.add("status", "INTEGER")
     elif code in "bB":
         layout.add("bytes", "BIGINT")
+        layout.dash_bytes_are_zero = code == "b"
     elif code == "D":
         layout.add("duration", "DOUBLE")
     elif code == "T":

@@ -155,6 +155,22 @@ def test_utc_offsets_of_every_sign_and_half_hours(zone, tmp_path):
     assert got.started_at[0] == pd.Timestamp(expected).tz_convert("UTC")
 
 
+def test_percent_b_dash_is_a_response_without_a_body(tmp_path):
+    # Tomcat/Apache %b: "Bytes sent, excluding HTTP headers, or '-' if zero" (a 304, a HEAD, a 204)
+    lines = ['10.0.0.1 - - [01/Jan/2026:10:00:01 +0000] "GET /a HTTP/1.1" 200 512 3',
+             '10.0.0.1 - - [01/Jan/2026:10:00:02 +0000] "GET /a HTTP/1.1" 304 - 1',
+             '10.0.0.1 - - [01/Jan/2026:10:00:03 +0000] "HEAD /a HTTP/1.1" 200 - 2']
+    root = write_bundle(
+        tmp_path / "b",
+        {"a.log": "\n".join(lines) + "\n"},
+        [{"kind": "access_log", "host": "app", "path": "a.log", "preset": "tomcat_common_d", "duration_unit": "ms"}],
+        [{"index": 1, "start": "2026-01-01T10:00:00Z", "end": "2026-01-01T10:01:00Z", "load": {}}],
+    )
+    ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
+    got = _query(tmp_path / "w.duckdb", "select status_code, bytes from requests order by started_at")
+    assert got.values.tolist() == [[200, 512], [304, 0], [200, 0]]
+
+
 def _bad_log(good: int, bad_lines: list[str]) -> str:
     ok = '127.0.0.1 - - [01/Jan/2026:10:00:00 +0000] "GET /x HTTP/1.1" 200 10 7'
     return "\n".join([ok] * good + bad_lines) + "\n"
