@@ -95,41 +95,51 @@ def _zone_abbreviations(zone: ZoneInfo, year: int) -> dict[str, timedelta]:
 class LocalTime:
     """Turns wall-clock times written in a named zone (vmstat `-t`: `UTC`, `CET`, `CEST`...) into UTC.
 
-    An explicit `timezone` option on the source wins. Otherwise the abbreviation names a fixed offset: UTC/GMT,
-    a numeric one (`+03`), one the manifest's zone uses itself, or a common one; an unknown name falls back to
-    the manifest's zone (with its daylight-saving rules) and says so in `note`.
+    An explicit `timezone` option on the source wins. An abbreviation the manifest's zone uses itself
+    (`CET` for Europe/Berlin) means that zone with its daylight-saving rules: vmstat prints the name only in
+    its header, so rows after a switch to summer time are summer wall-clock times under a `CET` header.
+    Otherwise the abbreviation names a fixed offset: UTC/GMT, a numeric one (`+03`) or a common one; an
+    unknown name falls back to the manifest's zone and says so in `note`. Rows come in time order, so in
+    the hour repeated when clocks go back, a time that would go backwards is read as the second one.
     """
 
     def __init__(self, abbreviation: str | None, manifest_zone: str, explicit_zone: str | None, year: int):
         self.note: str | None = None
         self._zone: tzinfo
+        self._last: datetime | None = None
         if explicit_zone:
             self._zone = ZoneInfo(explicit_zone)
             return
         name = (abbreviation or "").strip()
-        offset = self._offset_of(name, ZoneInfo(manifest_zone), year)
+        zone = ZoneInfo(manifest_zone)
+        if name.upper() not in UTC_NAMES and name in _zone_abbreviations(zone, year):
+            self._zone = zone
+            return
+        offset = self._offset_of(name)
         if offset is None:
-            self._zone = ZoneInfo(manifest_zone)
+            self._zone = zone
             self.note = (f"time zone {name or '(none)'!r} is not one we can map: local times read in the manifest "
                          f"timezone {manifest_zone} (set `timezone:` on the source to choose)")
         else:
             self._zone = timezone(offset)
 
     @staticmethod
-    def _offset_of(name: str, manifest_zone: ZoneInfo, year: int) -> timedelta | None:
+    def _offset_of(name: str) -> timedelta | None:
         if name.upper() in UTC_NAMES:
             return timedelta(0)
         if _NUMERIC_ZONE.match(name):
             return _numeric_offset(name)
-        known = _zone_abbreviations(manifest_zone, year)
-        if name in known:
-            return known[name]
         minutes = COMMON_ABBREVIATIONS.get(name.upper())
         return None if minutes is None else timedelta(minutes=minutes)
 
     def to_utc(self, local: datetime) -> datetime:
-        """A naive wall-clock time of this zone, as an aware UTC time."""
-        return local.replace(tzinfo=self._zone).astimezone(timezone.utc)
+        """A naive wall-clock time of this zone, as an aware UTC time (rows in time order)."""
+        moment = local.replace(tzinfo=self._zone).astimezone(timezone.utc)
+        if self._last is not None and moment < self._last:
+            second = local.replace(tzinfo=self._zone, fold=1).astimezone(timezone.utc)
+            moment = second if second >= self._last else moment
+        self._last = moment
+        return moment
 
 
 def manifest_zone(ctx: SourceContext) -> ZoneInfo:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
 
 import duckdb
 import numpy as np
@@ -176,6 +177,37 @@ def test_an_unknown_vmstat_unit_is_named(tmp_path, samples):
     with pytest.raises(SourceError, match=r"sources\.0 \(h/vmstat.log\)\.unit: 'MB'"):
         ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
     assert not (tmp_path / "w.duckdb").exists() or _query(tmp_path / "w.duckdb", "select count(*) n from runs").n[0] == 0
+
+
+@pytest.mark.parametrize(
+    "zone_name, first_local, first_utc",
+    [("CET", "2026-03-29 01:59:57", "2026-03-29T00:59:57Z"),  # spring: 02:00 CET becomes 03:00 CEST
+     ("CEST", "2026-10-25 02:59:57", "2026-10-25T00:59:57Z")],  # autumn: 03:00 CEST becomes 02:00 CET
+    ids=["spring", "autumn"],
+)
+def test_vmstat_t_across_a_daylight_saving_switch_stays_one_sample_a_second(zone_name, first_local, first_utc,
+                                                                            tmp_path):
+    # `vmstat -n -t 1` prints the zone once, in its header; the rows are local wall-clock times
+    start = datetime.fromisoformat(first_local)
+    zone = ZoneInfo("Europe/Berlin")
+    first = datetime.fromisoformat(first_utc.replace("Z", "+00:00"))
+    walls = [(first + timedelta(seconds=k)).astimezone(zone).strftime("%Y-%m-%d %H:%M:%S") for k in range(8)]
+    assert walls[0] == start.strftime("%Y-%m-%d %H:%M:%S") and len(set(walls)) == 8
+    text = ("procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu----- -----timestamp-----\n"
+            f" r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st {zone_name:>19}\n"
+            + "".join(f" 1  0      0 21913988  17792 2552752    0    0     0     0   56   83  0  1 99  0  0 {wall}\n"
+                      for wall in walls))
+    root = write_bundle(
+        tmp_path / "bundle",
+        {"h/vmstat.log": text},
+        [{"kind": "vmstat", "host": "h", "path": "h/vmstat.log"}],
+        [{"index": 1, "start": first.isoformat(), "end": (first + timedelta(seconds=8)).isoformat()}],
+        timezone="Europe/Berlin",
+    )
+    ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
+    got = _query(tmp_path / "w.duckdb", "select sampled_at, iteration from host_samples order by line_no")
+    assert list(got.sampled_at) == [pd.Timestamp(first + timedelta(seconds=k)) for k in range(8)]
+    assert got.iteration.eq(1).all()
 
 
 def test_echo_bundle_places_plain_and_stamped_vmstat_in_the_same_iterations(samples, tmp_path):
