@@ -11,7 +11,7 @@ import duckdb
 import typer
 
 from tasks.compare import compare_command
-from tasks.output import FORMATS, write_rows
+from tasks.output import FormatOption, write_rows
 from tasks.report.commands import report_command, report_location
 from tasks.sqlmodels import model_sql
 from tasks.validate_cli import validate_command
@@ -31,7 +31,6 @@ WarehouseOption = Annotated[
     Optional[Path],
     typer.Option("--warehouse", "-w", help="DuckDB file (default: $PERFCAMPAIGN_WAREHOUSE or ./perfcampaign.duckdb)"),
 ]
-FormatOption = Annotated[str, typer.Option("--format", "-f", help="table, csv or json")]
 
 
 def fail(message: str) -> None:
@@ -43,6 +42,8 @@ def fail(message: str) -> None:
 def _query(warehouse: Path | None, sql: str, params: dict | None = None) -> tuple[list[str], list[tuple]]:
     with open_warehouse(warehouse_path(warehouse)) as con:
         cursor = con.execute(sql, params)
+        if cursor.description is None:  # a statement without a result (SET, PRAGMA...)
+            return [], []
         return [d[0] for d in cursor.description], cursor.fetchall()
 
 
@@ -66,8 +67,8 @@ def sql(
     fmt: FormatOption = "table",
 ) -> None:
     """Run a read-only SQL query against the warehouse."""
-    if fmt not in FORMATS:
-        fail(f"--format {fmt!r}: expected one of {', '.join(FORMATS)}")
+    if not query.strip():
+        fail("the query is empty")
     columns, rows = _query(warehouse, query)
     write_rows(columns, rows, fmt)
 

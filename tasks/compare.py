@@ -4,10 +4,14 @@ Iterations are matched by index (the loads are shown side by side, so a differen
 values and the % change come from the warehouse (`sql/reports/compare_stats.sql`); this module adds one
 significance test per row, always on the raw samples, never on two averages:
 
-- `avg_ms`, `p50_ms`: Mann-Whitney U (two-sided) on the response times of A and B.
-- `p90_ms`, `p95_ms`, `p99_ms`: a bootstrap interval of the percentile's difference B - A. The change is
-  beyond noise when the (1 - alpha) interval excludes 0; the p-value is twice the share of bootstrap
-  differences on the far side of 0 (at least 1 / DRAWS).
+- `avg_ms`: Welch's t-test of the means (two-sided), with the (1 - alpha) interval of B - A. Means of
+  thousands of response times are near normal however skewed the times are; a rank test would answer
+  another question (which run is faster more often) and could point the other way.
+- `p50_ms`, `p90_ms`, `p95_ms`, `p99_ms`: a bootstrap interval of the percentile's difference B - A. The
+  change is beyond noise when the (1 - alpha) interval excludes 0; the p-value is twice the share of
+  bootstrap differences on the far side of 0 (at least 1 / DRAWS).
+- Too few samples, no test ("too few samples"): a percentile q needs 10 / (1 - q) samples on each side
+  (10 beyond it: 100 for p90, 1000 for p99), a mean 10.
 - `error_rate`: Fisher's exact test on errors and successes.
 - `calls_per_s`: the exact conditional test of two Poisson rates (B's share of all calls against B's share
   of the time, a binomial test). A closed-loop load is less variable than Poisson, so this errs on the side
@@ -18,6 +22,7 @@ significance test per row, always on the raw samples, never on two averages:
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Annotated, Optional
@@ -26,14 +31,17 @@ import duckdb
 import numpy as np
 import typer
 
+from tasks.output import FormatOption
 from tasks.sqlmodels import model_sql
 
 ALPHA = 0.01
 DRAWS = 2000
 SEED = 20261202
-PERCENTILES = {"p90_ms": 0.90, "p95_ms": 0.95, "p99_ms": 0.99}
+PERCENTILES = {"p50_ms": 0.50, "p90_ms": 0.90, "p95_ms": 0.95, "p99_ms": 0.99}
+MIN_SAMPLES_BEYOND = 10  # samples beyond a percentile (or in all, for a mean) before a test is made
 HIGHER_IS_BETTER = {"calls_per_s"}
 UNITS = {"calls_per_s": "calls/s", "error_rate": "%"}
+SCALE = {"error_rate": 100.0}  # requirement rows are published in their unit: an error rate in %
 
 
 @dataclass
@@ -59,7 +67,9 @@ class MetricChange:
 
 @dataclass
 class RequirementChange:
-    """A row of the table users publish: test, unit, requirement, expectation, before, after, change, verdict."""
+    """A row of the table users publish: test, unit, requirement, expectation, before, after, change, verdict.
+
+    `before` and `after` are in `unit` (an error rate in %, not the warehouse's fraction)."""
 
     test: str
     unit: str
@@ -108,6 +118,25 @@ def _percentile_test(a: np.ndarray, b: np.ndarray, q: float, alpha: float, rng: 
     return float(p_value), float(low), float(high), bool(low > 0 or high < 0)
 
 
+def _mean_test(a: np.ndarray, b: np.ndarray, alpha: float):
+    from scipy import stats
+
+    if np.ptp(a) == 0 and np.ptp(b) == 0:  # two constants (every call alike): no variance to test against
+        difference = float(b[0] - a[0])
+        return (1.0 if difference == 0 else 0.0), difference, difference, difference != 0
+    with warnings.catch_warnings():  # one constant side ("nearly identical data") is fine for Welch's test
+        warnings.simplefilter("ignore", RuntimeWarning)
+        result = stats.ttest_ind(b, a, equal_var=False)
+        low, high = result.confidence_interval(1 - alpha)
+    p_value = float(result.pvalue)
+    return p_value, float(low), float(high), bool(p_value < alpha)
+
+
+def _min_samples(metric: str) -> int:
+    q = PERCENTILES.get(metric)
+    return MIN_SAMPLES_BEYOND if q is None else math.ceil(MIN_SAMPLES_BEYOND / (1 - q))
+
+
 def _test(row: dict, samples, alpha: float, rng: np.random.Generator):
     """(test name, p-value, ci_low, ci_high, beyond_noise) for one row; samples() fetches (A, B) once."""
     from scipy import stats
@@ -115,15 +144,13 @@ def _test(row: dict, samples, alpha: float, rng: np.random.Generator):
     metric = row["metric"]
     if row["a"] is None or row["b"] is None:
         return "none", None, None, None, None
-    if metric in ("avg_ms", "p50_ms") or metric in PERCENTILES:
+    if metric == "avg_ms" or metric in PERCENTILES:
         a, b = samples()
-        if len(a) < 2 or len(b) < 2:
-            return "none", None, None, None, None
-        if metric in PERCENTILES:
-            p_value, low, high, beyond = _percentile_test(a, b, PERCENTILES[metric], alpha, rng)
-            return "bootstrap", p_value, low, high, beyond
-        p_value = float(stats.mannwhitneyu(a, b, alternative="two-sided").pvalue)
-        return "mann-whitney", p_value, None, None, p_value < alpha
+        if min(len(a), len(b)) < _min_samples(metric):
+            return "too few samples", None, None, None, None
+        if metric == "avg_ms":
+            return ("welch t", *_mean_test(a, b, alpha))
+        return ("bootstrap", *_percentile_test(a, b, PERCENTILES[metric], alpha, rng))
     if metric == "error_rate":
         ea, eb, ca, cb = row["errors_a"], row["errors_b"], row["calls_a"], row["calls_b"]
         p_value = float(stats.fisher_exact([[ea, ca - ea], [eb, cb - eb]]).pvalue)
@@ -135,12 +162,15 @@ def _test(row: dict, samples, alpha: float, rng: np.random.Generator):
     return "none", None, None, None, None
 
 
-def _direction(metric: str, a: float | None, b: float | None, beyond_noise: bool | None) -> str:
+def _direction(metric: str, a: float | None, b: float | None, beyond_noise: bool | None,
+               ci_low: float | None = None, ci_high: float | None = None) -> str:
+    """worse/better by the tested difference B - A: its interval when there is one, else B against A."""
     if beyond_noise is None or a is None or b is None:
         return "n/a"
     if not beyond_noise or a == b:
         return "same"
-    return "better" if (b > a) == (metric in HIGHER_IS_BETTER) else "worse"
+    higher = ci_low > 0 if ci_low is not None and ci_high is not None else b > a
+    return "better" if higher == (metric in HIGHER_IS_BETTER) else "worse"
 
 
 def _sample_fetcher(con: duckdb.DuckDBPyConnection, run_a: str, run_b: str):
@@ -177,7 +207,7 @@ def compare_runs(
         changes.append(MetricChange(
             row["iteration"], row["load_a"], row["load_b"], row["side"], row["label"], row["metric"], row["a"],
             row["b"], row["change_pct"], test, p_value, low, high, beyond,
-            _direction(row["metric"], row["a"], row["b"], beyond),
+            _direction(row["metric"], row["a"], row["b"], beyond, low, high),
         ))
     return changes
 
@@ -204,12 +234,17 @@ def requirement_changes(
         else:
             verdict = {"worse": "WORSE", "better": "better", "same": "same"}[change.direction]
         higher = row["metric"] in HIGHER_IS_BETTER
+        scale = SCALE.get(row["metric"], 1.0)
+        load = row["load"] if row["load"] == row["load_a"] or row["load_a"] is None else (
+            f"{row['load']}; before: {row['load_a']}")
         result.append(RequirementChange(
-            test=f"{row['requirement_id']} @ iteration {row['iteration']} ({row['load']})",
+            test=f"{row['requirement_id']} @ iteration {row['iteration']} ({load})",
             unit=UNITS.get(row["metric"], "ms"),
             requirement=f"{row['side']} {row['metric']} {row['op']} {row['threshold']:g}",
             expectation=("no lower than before" if higher else "no higher than before") + " beyond noise",
-            before=row["before"], after=row["after"], change_pct=row["change_pct"], verdict=verdict,
+            before=None if row["before"] is None else row["before"] * scale,
+            after=None if row["after"] is None else row["after"] * scale,
+            change_pct=row["change_pct"], verdict=verdict,
             requirement_id=row["requirement_id"], iteration=row["iteration"], side=row["side"],
             metric=row["metric"], p_value=change.p_value if change else None,
         ))
@@ -228,7 +263,7 @@ def compare_command(
     run_a: Annotated[str, typer.Argument(help="the run before (the baseline)")],
     run_b: Annotated[str, typer.Argument(help="the run after")],
     warehouse: Annotated[Optional[Path], typer.Option("--warehouse", "-w", help="DuckDB file")] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table, csv or json")] = "table",
+    fmt: FormatOption = "table",
     only: Annotated[Optional[str], typer.Option(help="print one table: requirements or metrics")] = None,
     alpha: Annotated[float, typer.Option(help="significance level of the tests")] = ALPHA,
     max_labels: Annotated[int, typer.Option(help="compare the busiest labels of each side too (0: none)")] = 5,
@@ -239,9 +274,12 @@ def compare_command(
     from tasks.output import _json_value, write_rows
     from tasks.warehouse import open_warehouse, warehouse_path
 
-    if only not in (None, "requirements", "metrics") or (fmt == "csv" and only is None):
-        typer.echo("error: --format csv writes one table: add --only requirements or --only metrics", err=True)
-        raise typer.Exit(code=1)
+    if only not in (None, "requirements", "metrics"):
+        raise typer.BadParameter(f"{only!r}: expected requirements or metrics", param_hint="--only")
+    if fmt == "csv" and only is None:
+        raise typer.BadParameter("csv writes one table: add --only requirements or --only metrics", param_hint="--format")
+    if not 0 < alpha < 1:
+        raise typer.BadParameter(f"{alpha:g}: a significance level between 0 and 1 (e.g. 0.01)", param_hint="--alpha")
     with open_warehouse(warehouse_path(warehouse)) as con:
         params = {"a": run_a, "b": run_b}
         known = {r[0] for r in con.execute("select run_id from runs where run_id in ($a, $b)", params).fetchall()}
@@ -259,14 +297,29 @@ def compare_command(
                 for name, (cols, rows) in tables.items()}
         typer.echo(json.dumps(data if only is None else data[only], indent=1))
         return
-    short = {"requirements": ["test", "unit", "requirement", "expectation", "before", "after", "change_pct", "verdict"],
-             "metrics": ["iteration", "side", "label", "metric", "a", "b", "change_pct", "test", "p_value", "direction"]}
     for number, (name, (columns, rows)) in enumerate(tables.items()):
         if not rows:
             continue
         if fmt == "table":
-            picked = [columns.index(c) for c in short[name]]
-            columns, rows = short[name], [tuple(row[i] for i in picked) for row in rows]
+            columns, rows = _terminal_table(name, columns, rows)
             if number:
                 typer.echo("")
         write_rows(columns, rows, fmt, title=f"{run_a} -> {run_b}: {name} (alpha {alpha:g})")
+
+
+def _terminal_table(name: str, columns: list[str], rows: list[tuple]) -> tuple[list[str], list[tuple]]:
+    """The columns that fit a terminal; a load that differs between A and B is shown, p-values as printed."""
+    from tasks.report.fmt import number
+
+    short = {"requirements": ["test", "unit", "requirement", "expectation", "before", "after", "change_pct", "verdict"],
+             "metrics": ["iteration", "load", "side", "label", "metric", "a", "b", "change_pct", "test", "p_value",
+                         "direction"]}[name]
+    picked = []
+    for row in rows:
+        values = dict(zip(columns, row))
+        if name == "metrics":
+            same = values["load_a"] == values["load_b"]
+            values["load"] = values["load_b"] if same else f"{values['load_a']} -> {values['load_b']}"
+            values["p_value"] = number(values["p_value"], "p") if values["p_value"] is not None else None
+        picked.append(tuple(values[c] for c in short))
+    return short, picked

@@ -164,6 +164,8 @@ def _read_sources(
                 f"allowed (set max_rejected_pct on {ctx.field} to accept it); first reasons:\n"
                 + _first_rejects(con, manifest.run_id, source.path)
             )
+        if result.rows == result.rejected == 0 and not result.notes:
+            result.notes = (f"{source.path}: nothing loaded: the file has no {source.kind} lines (empty?)",)
         con.execute(
             "update sources set rows_loaded = $rows, rows_rejected = $rejected where source_key = $key",
             {"rows": result.rows, "rejected": result.rejected, "key": source_key},

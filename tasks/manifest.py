@@ -187,11 +187,17 @@ def describe_validation_error(error: ValidationError) -> str:
 
 def load_manifest(bundle_dir: Path) -> Manifest:
     """Read and validate `run.yaml`, and check that every source file exists inside the bundle."""
+    if not Path(bundle_dir).is_dir():
+        raise ManifestError(f"{bundle_dir}: not a folder (a bundle is a folder with {MANIFEST_NAME})")
     path = Path(bundle_dir) / MANIFEST_NAME
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ManifestError(f"{path}: no manifest (a bundle is a folder with {MANIFEST_NAME})") from None
+    except UnicodeDecodeError as exc:
+        raise ManifestError(f"{path}: not UTF-8 text (byte {exc.start}): save the manifest as UTF-8") from None
+    except OSError as exc:
+        raise ManifestError(f"{path}: cannot be read: {exc.strerror}") from None
     except yaml.YAMLError as exc:
         raise ManifestError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict):

@@ -14,8 +14,8 @@ def print_ingest_report(report: IngestReport) -> None:
     typer.echo(f"  requests: {sides}; outside every iteration: {report.unmapped_requests:,}")
     typer.echo(f"  rejected lines: {report.rejected_lines:,} (see table rejected_lines)")
     for source in report.sources:
-        for note in source.notes:
-            typer.echo(f"  {source.path}: {note}")
+        for note in source.notes:  # most readers name the file in their notes already
+            typer.echo(f"  {note}" if note.startswith(f"{source.path}:") else f"  {source.path}: {note}")
     for requirement, side, metric, op, threshold, measured, passed, up_to, up_to_cps in report.verdicts:
         verdict = "not judged" if passed is None else ("holds" if passed else "BROKEN")
         worst = "no data" if measured is None else f"worst {measured:.4g}"

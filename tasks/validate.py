@@ -153,6 +153,8 @@ def _summarise(run_id: str, outcomes: list[ExpectationOutcome]) -> ValidationSum
 def validate_run(warehouse: Path, run_id: str, out_dir: Path | None = None) -> ValidationSummary:
     """Run every suite on one run, store the results, and write the validation page into `out_dir`."""
     started = time.perf_counter()
+    if not Path(warehouse).exists():  # opening it for writing would create an empty one
+        raise ValidationError(f"no warehouse at {warehouse}: load a bundle first with `perfcampaign ingest BUNDLE`")
     suites = load_suites()
     with open_warehouse(Path(warehouse), write=True) as con:
         thresholds = run_thresholds(con, run_id)

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from tasks.output import FORMATS, write_rows
+from tasks.output import FormatOption, write_rows
 from tasks.warehouse import warehouse_path
 
 
@@ -19,14 +19,11 @@ def validate_command(
         typer.Option("--warehouse", "-w", help="DuckDB file (default: $PERFCAMPAIGN_WAREHOUSE or ./perfcampaign.duckdb)"),
     ] = None,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="folder for the validation page (validation.html)")] = None,
-    fmt: Annotated[str, typer.Option("--format", "-f", help="table, csv or json")] = "table",
+    fmt: FormatOption = "table",
 ) -> None:
     """Check a run's data against the suites in expectations/; exit 1 when a critical expectation fails."""
     from tasks.validate import ValidationError, validate_run
 
-    if fmt not in FORMATS:
-        typer.echo(f"error: --format {fmt!r}: expected one of {', '.join(FORMATS)}", err=True)
-        raise typer.Exit(code=1)
     typer.echo(f"validating {run_id} (Great Expectations takes a few seconds to load)", err=True)
     try:
         summary = validate_run(warehouse_path(warehouse), run_id, out)

@@ -58,7 +58,14 @@ def warehouse_path(explicit: str | os.PathLike | None = None) -> Path:
 @contextmanager
 def _file_lock(path: Path, exclusive: bool) -> Iterator[None]:
     lock_path = path.with_name(path.name + ".lock")
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        if exclusive:
+            raise WarehouseError(f"cannot write next to the warehouse {path} (lock file {lock_path}): "
+                                 f"{exc.strerror}") from None
+        yield  # a reader in a folder nobody can write to: no writer can change the warehouse either
+        return
     mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
     try:
         try:
@@ -71,26 +78,34 @@ def _file_lock(path: Path, exclusive: bool) -> Iterator[None]:
         os.close(fd)
 
 
-def _configure(con: duckdb.DuckDBPyConnection) -> None:
+def _configure(con: duckdb.DuckDBPyConnection, write: bool) -> None:
     con.execute("set TimeZone = 'UTC'")
     con.execute("set enable_progress_bar = false")  # progress is ours to print, on stderr
+    if not write:
+        # A reader only reads the warehouse: no query of `perfcampaign sql` may write a file (COPY ... TO
+        # over the warehouse itself) or read others, and none may turn that back on.
+        con.execute("set enable_external_access = false")
+        con.execute("set lock_configuration = true")
 
 
 @contextmanager
 def open_warehouse(path: Path, write: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-    """A connection under the lock: exclusive for writers, shared for readers."""
+    """A connection under the lock: exclusive for writers, shared for readers (which touch no other file)."""
     path = Path(path)
     if not write and not path.exists():
         raise WarehouseError(f"no warehouse at {path}: load a bundle first with `perfcampaign ingest BUNDLE`")
     if write:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise WarehouseError(f"cannot create the folder of the warehouse {path}: {exc.strerror}") from None
     with _file_lock(path, exclusive=write):
         try:
             con = duckdb.connect(str(path), read_only=not write)
         except duckdb.Error as exc:
             raise WarehouseError(f"cannot open the warehouse {path}: {exc}") from None
         try:
-            _configure(con)
+            _configure(con, write)
             if write:
                 ensure_schema(con)
             yield con

@@ -1,6 +1,6 @@
 -- Report query behind the comparison table in the form users publish: every requirement of run B at every
--- iteration, with run A's value of the same requirement (or, when A does not name it, of the same side and
--- metric) at the same iteration index.
+-- iteration, with run A's value of the same requirement (same id, side and metric; otherwise A's value of
+-- that side and metric) at the same iteration index, and both iterations' loads.
 -- grain: one row per (requirement_id, iteration)
 -- upstream: verdicts, iteration_summary, iterations
 with b as (
@@ -8,7 +8,9 @@ with b as (
 ),
 
 a_verdicts as (
-    select requirement_id, iteration, measured from verdicts where run_id = $run_a and iteration is not null
+    select requirement_id, iteration, side, metric, measured
+    from verdicts
+    where run_id = $run_a and iteration is not null
 ),
 
 a_summary as (
@@ -26,6 +28,7 @@ final as (
         b.requirement_id,
         b.iteration,
         array_to_string(list_transform(json_keys(it.load), k -> k || '=' || (it.load ->> k)), ' ') as load,
+        array_to_string(list_transform(json_keys(it_a.load), k -> k || '=' || (it_a.load ->> k)), ' ') as load_a,
         b.side,
         b.metric,
         b.op,
@@ -37,9 +40,10 @@ final as (
         b.is_judged,
         b.passed
     from b
-    left join a_verdicts using (requirement_id, iteration)
+    left join a_verdicts using (requirement_id, iteration, side, metric)
     left join a_summary on a_summary.iteration = b.iteration and a_summary.side = b.side and a_summary.metric = b.metric
     left join iterations as it on it.run_id = $run_b and it.iteration = b.iteration
+    left join iterations as it_a on it_a.run_id = $run_a and it_a.iteration = b.iteration
 )
 
 select * from final order by requirement_id, iteration

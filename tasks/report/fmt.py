@@ -73,10 +73,8 @@ def metric_unit(metric: str) -> str:
     return ""
 
 
-def plain(value: Any, metric: str) -> str:
-    """A metric's value without its unit, for tables with a unit column (error rates in %)."""
+def plain(value: Any, unit: str) -> str:
+    """A value already in `unit`, without it, for tables with a unit column (a rate in % to 0.01)."""
     if is_missing(value):
         return ""
-    if metric_unit(metric) == "rate":
-        return f"{100 * value:.2f}"
-    return f"{value:,.1f}"
+    return f"{value:.2f}" if unit == "%" else f"{value:,.1f}"

@@ -27,7 +27,7 @@ def baseline(data: ReportData) -> str:
     if data.requirement_changes:
         columns = [Column("test"), Column("unit"), Column("requirement"), Column("expectation"), Column("before", True),
                    Column("after", True), Column("% change", True), Column("verdict")]
-        rows = [[c.test, c.unit, c.requirement, c.expectation, plain(c.before, c.metric), plain(c.after, c.metric),
+        rows = [[c.test, c.unit, c.requirement, c.expectation, plain(c.before, c.unit), plain(c.after, c.unit),
                  number(c.change_pct, "pct"), status_cell(c.verdict)] for c in data.requirement_changes]
         parts.append(table(columns, rows, raw={7}))
     columns = [Column("iteration", True), Column("load before"), Column("load now"), Column("side"), Column("metric"),
@@ -51,8 +51,9 @@ def baseline(data: ReportData) -> str:
                        for label, changes in by_label.items())
         parts.append(details(f"Per label ({len(by_label)} labels)", body))
     parts.append('<p class="note">Iterations are matched by index. Values and % change come from the warehouse; '
-                 'the tests use the raw samples: Mann-Whitney U (avg, p50), a bootstrap interval of the percentile '
-                 '(p90, p95, p99), Fisher (error rate), Poisson rates (throughput); beyond noise at alpha 0.01.</p>')
+                 'the tests use the raw samples: Welch t (avg), a bootstrap interval of the percentile '
+                 '(p50, p90, p95, p99), Fisher (error rate), Poisson rates (throughput); beyond noise at alpha 0.01; '
+                 'no test on too few samples.</p>')
     return "".join(parts)
 
 

@@ -46,11 +46,13 @@ def comparison_sentence(data: ReportData) -> str | None:
     moved = [c for c in data.comparison if c.label == "(all)" and c.beyond_noise and c.change_pct is not None]
     if checks:
         counts = {verdict: sum(c.verdict == verdict for c in checks) for verdict in ("FAIL", "WORSE", "better", "same")}
+        untested = len(checks) - sum(counts.values())  # no test for the metric (max_ms), or too few samples
         opening = (f"Against the baseline {data.baseline}, of {len(checks)} requirement checks at matching "
                    f"iterations: {_n(counts['FAIL'], 'now fails', 'now fail')}, "
                    f"{_n(counts['WORSE'], 'holds but is worse', 'hold but are worse')} beyond noise, "
-                   f"{_n(counts['better'], 'is better', 'are better')} and {_n(counts['same'], 'is', 'are')} "
-                   f"within noise")
+                   f"{_n(counts['better'], 'is better', 'are better')}"
+                   + (f", {_n(counts['same'], 'is', 'are')} within noise and {untested} untested" if untested
+                      else f" and {_n(counts['same'], 'is', 'are')} within noise"))
     else:
         opening = f"Against the baseline {data.baseline}: {len(moved)} whole-side figures changed beyond noise"
     latency = [c for c in moved if c.metric in LATENCY]
@@ -184,6 +186,6 @@ def changes_markdown(data: ReportData) -> str:
     """The comparison in the form users publish."""
     return markdown_table(
         ["test", "unit", "requirement", "expectation", "before", "after", "% change", "verdict"],
-        [[c.test, c.unit, c.requirement, c.expectation, plain(c.before, c.metric), plain(c.after, c.metric),
+        [[c.test, c.unit, c.requirement, c.expectation, plain(c.before, c.unit), plain(c.after, c.unit),
           number(c.change_pct, "pct"), c.verdict]
          for c in data.requirement_changes])

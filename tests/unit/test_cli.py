@@ -87,3 +87,22 @@ def test_sql_is_read_only(loaded):
     warehouse, _ = loaded
     result = run("sql", "delete from runs", "-w", str(warehouse))
     assert result.returncode == 1 and "read-only" in result.stderr.lower()
+
+
+def test_a_table_too_wide_for_the_terminal_is_printed_one_record_at_a_time():
+    import io
+    from datetime import datetime
+
+    from tasks.output import write_rows
+
+    columns = ["run_id", "campaign", "started_at", "requests"]
+    rows = [("sample-echo-1", "sample echo campaign", datetime(2026, 12, 2, 9, 46, 48), 18522)]
+    wide, narrow = io.StringIO(), io.StringIO()
+    write_rows(columns, rows, "table", out=wide, width=120)
+    write_rows(columns, rows, "table", out=narrow, width=40)
+    assert wide.getvalue().splitlines()[1].split() == ["sample-echo-1", "sample", "echo", "campaign", "2026-12-02",
+                                                       "09:46:48", "18,522"]
+    records = [line.split(None, 1) for line in narrow.getvalue().splitlines()[1:]]
+    assert records == [["run_id", "sample-echo-1"], ["campaign", "sample echo campaign"],
+                       ["started_at", "2026-12-02 09:46:48"], ["requests", "18,522"]]
+    assert max(len(line) for line in narrow.getvalue().splitlines()) <= 40
