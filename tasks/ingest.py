@@ -155,7 +155,9 @@ def _read_sources(
         try:
             result: SourceResult = read_source(ctx)
         except (duckdb.Error, UnicodeError, OSError) as exc:
-            raise SourceError(f"{ctx.field}: cannot read {source.kind}: {exc}") from exc
+            # DuckDB's first line says what went wrong; the rest lists reader options the user never set
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise SourceError(f"{ctx.field}: cannot read it as {source.kind} (is it one?): {reason}") from exc
         seconds = time.perf_counter() - started
         if result.rejected_pct > source.max_rejected_pct:
             raise IngestError(
