@@ -218,10 +218,13 @@ gc_overhead_findings as (
                 'GC on %s took %.1f %% of iteration %d (%.3f s of %.1f s), more than %g %%.',
                 jvm_stats.host, jvm_stats.gc_overhead_pct, jvm_stats.iteration, jvm_stats.gc_time_s,
                 epoch(jvm_stats.counted_to_at) - epoch(jvm_stats.counted_from_at), thresholds.gc_overhead_max_pct)
-            else printf('GC on %s took %.1f %% of iteration %d (%.3f s in %d young GC%s).', jvm_stats.host,
-                jvm_stats.gc_overhead_pct, jvm_stats.iteration, jvm_stats.gc_time_s,
-                coalesce(jvm_stats.young_gc_count, 0),
-                case when jvm_stats.young_gc_count = 1 then '' else 's' end)
+            else printf('GC on %s took %.1f %% of iteration %d (%.3f s: %d young GC%s %.3f s, %d full %.3f s, '
+                || '%d concurrent cycle%s).', jvm_stats.host, jvm_stats.gc_overhead_pct, jvm_stats.iteration,
+                jvm_stats.gc_time_s, coalesce(jvm_stats.young_gc_count, 0),
+                case when jvm_stats.young_gc_count = 1 then '' else 's' end, coalesce(jvm_stats.young_gc_time_s, 0),
+                coalesce(jvm_stats.full_gc_count, 0), coalesce(jvm_stats.full_gc_time_s, 0),
+                coalesce(jvm_stats.concurrent_gc_count, 0),
+                case when jvm_stats.concurrent_gc_count = 1 then '' else 's' end)
         end as finding,
         json_object(
             'gc_time_s', round(jvm_stats.gc_time_s, 3), 'gc_overhead_pct', round(jvm_stats.gc_overhead_pct, 3),
@@ -259,10 +262,21 @@ full_gc_findings as (
 ),
 
 -- memory: old generation after GCs over the whole run -----------------------------------------------------------
+-- After a GC that left the old generation no bigger (it was collected, or nothing was promoted): what is
+-- there is live or leaked. After a young GC that promoted objects it has only grown, so a healthy JVM whose
+-- old generation is not collected during the run would look like a leak.
 after_gc as (
     select host, source_path, sampled_at, old_used_kb, old_capacity_kb
-    from samples
-    where kind = 'jstat' and gc_count_since_previous > 0 and sampled_at is not null and old_used_kb is not null
+    from (
+        select
+            *,
+            gc_count_since_previous > 0
+                and old_used_kb <= lag(old_used_kb) over (partition by host, source_path order by line_no)
+                as old_collected
+        from samples
+        where kind = 'jstat' and sampled_at is not null and old_used_kb is not null
+    )
+    where old_collected
 ),
 
 old_trend as (
@@ -307,15 +321,16 @@ old_trend_findings as (
         case when is_judged and pct_per_h > max_pct_per_h then 'warn' else 'ok' end as severity,
         case
             when is_judged and pct_per_h > max_pct_per_h then printf(
-                'The old generation of %s keeps growing after GCs: +%.0f KB/h (%.1f %% of its %.0f KB capacity per '
+                'The old generation of %s keeps growing after its collections: +%.0f KB/h (%.1f %% of its %.0f KB capacity per '
                 || 'hour) over %.0f min, from %.0f KB to %.0f KB. A leak or an unbounded cache is likely.',
                 host, slope_kb_per_h, pct_per_h, capacity_kb, span_s / 60, first_kb, last_kb)
             when is_judged then printf(
-                'The old generation of %s stays flat after GCs (%+.1f %% of its capacity per hour over %.0f min).',
+                'The old generation of %s stays flat after its collections (%+.1f %% of its capacity per hour over %.0f min).',
                 host, pct_per_h, span_s / 60)
             else printf(
-                'The old generation trend of %s was not judged: %d samples after a GC over %.0f s (at least 3 over '
-                || '%g s are needed).', host, points, span_s, trend_min_span_s)
+                'The old generation trend of %s was not judged: %d samples after a GC that left it no bigger over '
+                || '%.0f s (at least 3 over %g s are needed; it was not collected during the run?).', host, points,
+                span_s, trend_min_span_s)
         end as finding,
         json_object(
             'after_gc_samples', points, 'span_s', round(span_s, 1), 'slope_kb_per_h', round(slope_kb_per_h, 1),
@@ -414,6 +429,10 @@ net as (
     where containers.iteration is not null and containers.net_in_bytes is not null
 ),
 
+-- The reference of each iteration: with three or more iterations with calls, the median of them all (a
+-- real middle value, which one outlier does not move); with two, the other one (the median of two is
+-- their average, which a 50x outlier never exceeds 3x: the normal one got the blame). Two that differ are
+-- both flagged: which one is out of line cannot be told.
 net_medians as (
     select
         host,
@@ -426,24 +445,52 @@ net_medians as (
     group by host, container
 ),
 
+net_references as (
+    select
+        net.host,
+        net.container,
+        net.iteration,
+        coalesce(medians.iterations_with_calls, 0) as iterations_with_calls,
+        case when medians.iterations_with_calls >= 3 then 'median' else 'other' end as reference,
+        case
+            when medians.iterations_with_calls >= 3 then medians.in_per_call_median
+            else any_value(others.net_in_bytes / others.calls)
+        end as in_per_call_reference,
+        case
+            when medians.iterations_with_calls >= 3 then medians.out_per_call_median
+            else any_value(others.net_out_bytes / others.calls)
+        end as out_per_call_reference
+    from net
+    left join net_medians as medians using (host, container)
+    left join net as others
+        on others.host = net.host
+        and others.container = net.container
+        and others.iteration <> net.iteration
+        and others.calls > 0
+    group by
+        net.host, net.container, net.iteration, medians.iterations_with_calls, medians.in_per_call_median,
+        medians.out_per_call_median
+),
+
 net_judged as (
     select
         net.*,
         net.net_in_bytes / nullif(net.calls, 0) as in_per_call,
         net.net_out_bytes / nullif(net.calls, 0) as out_per_call,
-        net_medians.in_per_call_median,
-        net_medians.out_per_call_median,
-        coalesce(net_medians.iterations_with_calls, 0) as iterations_with_calls,
+        refs.in_per_call_reference,
+        refs.out_per_call_reference,
+        refs.reference,
+        refs.iterations_with_calls,
         thresholds.net_per_call_max_ratio as max_ratio,
         greatest(
-            (net.net_in_bytes / nullif(net.calls, 0)) / nullif(net_medians.in_per_call_median, 0),
-            net_medians.in_per_call_median / nullif(net.net_in_bytes / nullif(net.calls, 0), 0),
-            (net.net_out_bytes / nullif(net.calls, 0)) / nullif(net_medians.out_per_call_median, 0),
-            net_medians.out_per_call_median / nullif(net.net_out_bytes / nullif(net.calls, 0), 0)
+            (net.net_in_bytes / nullif(net.calls, 0)) / nullif(refs.in_per_call_reference, 0),
+            refs.in_per_call_reference / nullif(net.net_in_bytes / nullif(net.calls, 0), 0),
+            (net.net_out_bytes / nullif(net.calls, 0)) / nullif(refs.out_per_call_reference, 0),
+            refs.out_per_call_reference / nullif(net.net_out_bytes / nullif(net.calls, 0), 0)
         ) as worst_ratio
     from net
     cross join thresholds
-    left join net_medians using (host, container)
+    join net_references as refs using (host, container, iteration)
 ),
 
 network_findings as (
@@ -464,8 +511,10 @@ network_findings as (
                 || 'did not pass through this container.', container, host, iteration, calls)
             when calls > 0 and iterations_with_calls >= 2 and worst_ratio > max_ratio then printf(
                 'Network traffic of container %s on %s does not move with the calls in iteration %d: %.0f bytes in '
-                || 'and %.0f out per call, against %.0f and %.0f in the median iteration.', container, host,
-                iteration, in_per_call, out_per_call, in_per_call_median, out_per_call_median)
+                || 'and %.0f out per call, against %.0f and %.0f %s.', container, host, iteration, in_per_call,
+                out_per_call, in_per_call_reference, out_per_call_reference,
+                case when reference = 'median' then 'in the median iteration'
+                     else 'in the other iteration (of two: which one is out of line cannot be told)' end)
             when coalesce(calls, 0) = 0 then printf(
                 'Network of container %s on %s not judged in iteration %d: no calls were measured.',
                 container, host, iteration)
@@ -479,8 +528,9 @@ network_findings as (
         json_object(
             'calls', calls, 'net_in_bytes', net_in_bytes, 'net_out_bytes', net_out_bytes,
             'in_per_call', round(in_per_call, 1), 'out_per_call', round(out_per_call, 1),
-            'in_per_call_median', round(in_per_call_median, 1), 'out_per_call_median', round(out_per_call_median, 1),
-            'net_per_call_max_ratio', max_ratio
+            'in_per_call_reference', round(in_per_call_reference, 1),
+            'out_per_call_reference', round(out_per_call_reference, 1), 'reference', reference,
+            'iterations_with_calls', iterations_with_calls, 'net_per_call_max_ratio', max_ratio
         ) as evidence
     from net_judged
 ),

@@ -11,8 +11,15 @@ with jvms as (
     where run_id = $run_id and kind = 'jstat'
 ),
 
+-- old_collected: a GC ran since the file's previous line and the old generation did not grow: it was
+-- collected (full GC, G1 mixed) or nothing was promoted. A young GC that promoted objects leaves a higher
+-- old generation that says nothing about what is live there.
 samples as (
-    select facts.*
+    select
+        facts.*,
+        facts.gc_count_since_previous > 0
+            and facts.old_used_kb <= lag(facts.old_used_kb) over (partition by facts.source_key order by facts.line_no)
+            as old_collected
     from host_sample_facts as facts
     join jvms using (source_key)
 ),
@@ -30,7 +37,7 @@ heap as (
         arg_min(old_used_kb, line_no) as old_used_start_kb,
         arg_max(old_used_kb, line_no) as old_used_end_kb,
         max(old_used_kb) as old_used_max_kb,
-        min(old_used_kb) filter (where gc_count_since_previous > 0) as old_used_after_gc_min_kb,
+        min(old_used_kb) filter (where old_collected) as old_used_after_gc_min_kb,
         arg_max(old_capacity_kb, line_no) as old_capacity_kb,
         max(metaspace_used_kb) as metaspace_used_max_kb
     from samples

@@ -57,7 +57,10 @@ def app1_samples() -> pd.DataFrame:
     ygct = np.where(k <= 22, 0.01 * k, 0.22 + 6.0 * (k - 22))
     fgc = (k >= 16).astype(int)  # 10:15:30, inside iteration 2
     fgct = 0.5 * fgc
-    return pd.DataFrame({"at": at, "uptime": 500 + 60.0 * k, "OC": 200000.0, "OU": 50000.0 + 1000 * k, "YGC": k,
+    # a leak: the live set grows 1000 KB a minute; garbage promoted by the young GCs (3000 KB a minute) is
+    # collected every fifth minute, when the old generation falls back to the live set
+    old_used = 50000.0 + 1000 * k + 3000 * (k % 5)
+    return pd.DataFrame({"at": at, "uptime": 500 + 60.0 * k, "OC": 200000.0, "OU": old_used, "YGC": k,
                          "YGCT": ygct, "FGC": fgc, "FGCT": fgct, "GCT": ygct + fgct})
 
 
@@ -197,7 +200,9 @@ def test_full_gc_gc_overhead_and_rising_old_generation(findings):
 
     trend = one(frame, "app1", "old_gen_trend", None)
     assert (trend["severity"], trend["area"]) == ("warn", "memory")
-    after_gc = samples.iloc[1:]  # every sample but the first follows a GC
+    # after a GC (every sample but the first follows one) that left the old generation no bigger
+    after_gc = samples[(samples["YGC"].diff() > 0) & (samples["OU"].diff() <= 0)]
+    assert len(after_gc) == 6
     seconds = np.array([(t - T0).total_seconds() for t in after_gc["at"]])
     slope = np.polyfit(seconds, after_gc["OU"].to_numpy(), 1)[0] * 3600
     evidence = json.loads(trend["evidence"])
@@ -239,7 +244,8 @@ def test_network_not_moving_with_the_calls(findings):
     assert "does not move with the calls in iteration 3" in finding["finding"]
     evidence = json.loads(finding["evidence"])
     assert evidence["calls"] == 120
-    assert evidence["in_per_call"] / evidence["in_per_call_median"] == pytest.approx(10, rel=0.02)
+    assert evidence["in_per_call"] / evidence["in_per_call_reference"] == pytest.approx(10, rel=0.02)
+    assert evidence["reference"] == "median"
 
 
 def test_reingest_replaces_the_host_metrics_of_the_run(findings):
@@ -257,3 +263,47 @@ def test_thresholds_from_the_manifest(tmp_path):
     frame = _query(warehouse, "select * from health_findings")
     assert one(frame, "app1", "gc_overhead", 3)["severity"] == "ok"
     assert one(frame, "lg1", "loadgen_cpu", 2)["severity"] == "ok"
+
+
+def test_an_old_generation_only_fed_by_young_gcs_is_not_called_a_leak(tmp_path):
+    # a young GC a minute promotes 1000 KB; nothing collects the old generation during the 32 minutes
+    lines = [JSTAT_HEADER] + [
+        f"{_at(30 + 60 * k):%Y-%m-%dT%H:%M:%S.000Z} {500 + 60.0 * k:.1f} 0.0 1024.0 0.0 512.0 8192.0 4096.0 "
+        f"200000.0 {50000.0 + 1000 * k:.1f} 4864.0 4500.0 512.0 400.0 {k} {0.01 * k:.3f} 0 0.000 0 0.000 {0.01 * k:.3f}"
+        for k in range(33)]
+    root = write_bundle(tmp_path / "b", {"jstat.log": "\n".join(lines) + "\n"},
+                        [{"kind": "jstat", "host": "app", "path": "jstat.log"}], ITERATIONS)
+    ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
+    trend = one(_query(tmp_path / "w.duckdb", "select * from health_findings"), "app", "old_gen_trend", None)
+    assert trend["severity"] == "ok" and "not judged: 0 samples after a GC that left it no bigger" in trend["finding"]
+
+
+def test_two_iterations_whose_bytes_per_call_differ_are_both_flagged(tmp_path):
+    # 100 calls in each of two iterations; the container moves 1000 bytes in per call in the first, 50000 in
+    # the second: the median of two is their average, which neither exceeds 3x
+    iterations = ITERATIONS[:2]
+    per_call = {1: 1000, 2: 50000}
+    docker, access, net = [], [], 0
+    for k in range(24):
+        moment = _at(50 + 60 * k)
+        docker += [f"{moment:%Y-%m-%dT%H:%M:%S}Z", json.dumps({
+            "BlockIO": "0B / 0B", "CPUPerc": "1.00%", "Container": "svc", "ID": "0123456789ab", "MemPerc": "1.00%",
+            "MemUsage": "300MiB / 1GiB", "Name": "svc", "NetIO": f"{net}B / 0B", "PIDs": "4"})]
+        for it in iterations:  # the traffic of the minute after this sample
+            if datetime.fromisoformat(it["start"]) <= moment < datetime.fromisoformat(it["end"]):
+                net += 10 * per_call[it["index"]]
+    for it in iterations:
+        start = datetime.fromisoformat(it["start"])
+        access += [f'10.0.0.1 - - [{start + timedelta(seconds=5 * c):%d/%b/%Y:%H:%M:%S} +0000] "GET /a HTTP/1.1" 200 5 3'
+                   for c in range(100)]
+    files = {"docker.log": "\n".join(docker) + "\n", "access.log": "\n".join(access) + "\n"}
+    sources = [{"kind": "docker_stats", "host": "app", "path": "docker.log"},
+               {"kind": "access_log", "host": "app", "path": "access.log", "preset": "tomcat_common_d",
+                "duration_unit": "ms"}]
+    ingest_bundle(write_bundle(tmp_path / "b", files, sources, iterations), tmp_path / "w.duckdb", **QUIET)
+    frame = _query(tmp_path / "w.duckdb", "select * from health_findings")
+    for index in (1, 2):
+        finding = one(frame, "app", "network_per_call", index)
+        evidence = json.loads(finding["evidence"])
+        assert finding["severity"] == "warn" and "which one is out of line cannot be told" in finding["finding"]
+        assert evidence["in_per_call"] == pytest.approx(per_call[index], rel=0.15)
