@@ -1,12 +1,15 @@
 -- Public mart: CPU, memory and I/O of every container (docker stats), for the whole run (iteration NULL) and
 -- for each iteration it has samples in. Samples without a time (docker stats written without timestamp
 -- lines) count for the whole run only, unless their file is pinned to one iteration.
--- Network and block bytes are counters since the container started: the whole run counts each file's last
--- sample minus its first; an iteration counts the last sample before its end minus the last one before its
--- start (int_sample_windows), or last minus first inside it for a pinned file without times.
--- mem_trend_bytes_per_h is the least-squares slope of memory use over time (NULL without times).
+-- Network and block bytes are counters since the container started, so a restart sets them back to 0:
+-- the bytes of a span are the sum of the counters' increases from sample to sample (counter_increase: after
+-- a restart, the new value). The whole run sums every sample's increase; an iteration those after the last
+-- sample before its start up to the last one before its end (int_sample_windows), or those inside it for a
+-- pinned file without times. `restarts` counts the samples where a counter went down.
+-- mem_trend_bytes_per_h is the least-squares slope of memory use over time, fitted within each life of the
+-- container (between restarts) with one common slope (NULL without times): a restart's drop is not a trend.
 -- grain: one row per (run_id, host, container, iteration), iteration NULL for the whole run
--- upstream: host_sample_facts, host_metric_sources, int_sample_windows, counter_span (sql/macros)
+-- upstream: host_sample_facts, host_metric_sources, int_sample_windows, counter_increase (sql/macros)
 with docker as (
     select facts.*, sources.host, sources.role
     from host_sample_facts as facts
@@ -14,61 +17,105 @@ with docker as (
     where sources.run_id = $run_id and sources.kind = 'docker_stats'
 ),
 
+increases as (
+    select
+        *,
+        counter_increase(net_in_bytes, lag(net_in_bytes ignore nulls) over series) as net_in_increase,
+        counter_increase(net_out_bytes, lag(net_out_bytes ignore nulls) over series) as net_out_increase,
+        counter_increase(block_in_bytes, lag(block_in_bytes ignore nulls) over series) as block_in_increase,
+        counter_increase(block_out_bytes, lag(block_out_bytes ignore nulls) over series) as block_out_increase,
+        coalesce(
+            net_in_bytes < lag(net_in_bytes ignore nulls) over series
+            or net_out_bytes < lag(net_out_bytes ignore nulls) over series
+            or block_in_bytes < lag(block_in_bytes ignore nulls) over series
+            or block_out_bytes < lag(block_out_bytes ignore nulls) over series,
+            false
+        ) as is_restart
+    from docker
+    window series as (partition by source_key, container order by line_no)
+),
+
+lives as (
+    select *, sum(is_restart::integer) over (partition by source_key, container order by line_no) as life
+    from increases
+),
+
 run_counters as (
-    -- each file counts its own last sample minus its first; files of one container add up
-    select host, container, sum(net_in_bytes) as net_in_bytes, sum(net_out_bytes) as net_out_bytes,
-        sum(block_in_bytes) as block_in_bytes, sum(block_out_bytes) as block_out_bytes
-    from (
-        select
-            host,
-            container,
-            source_key,
-            counter_span(net_in_bytes, line_no) as net_in_bytes,
-            counter_span(net_out_bytes, line_no) as net_out_bytes,
-            counter_span(block_in_bytes, line_no) as block_in_bytes,
-            counter_span(block_out_bytes, line_no) as block_out_bytes
-        from docker
-        group by host, container, source_key
-    )
+    -- files of one container add up
+    select
+        host,
+        container,
+        sum(net_in_increase) as net_in_bytes,
+        sum(net_out_increase) as net_out_bytes,
+        sum(block_in_increase) as block_in_bytes,
+        sum(block_out_increase) as block_out_bytes,
+        sum(is_restart::integer) as restarts
+    from increases
     group by host, container
 ),
 
 window_counters as (
     select
-        first_sample.host,
-        first_sample.container,
+        increases.host,
+        increases.container,
         windows.iteration,
-        last_sample.net_in_bytes - first_sample.net_in_bytes as net_in_bytes,
-        last_sample.net_out_bytes - first_sample.net_out_bytes as net_out_bytes,
-        last_sample.block_in_bytes - first_sample.block_in_bytes as block_in_bytes,
-        last_sample.block_out_bytes - first_sample.block_out_bytes as block_out_bytes
+        sum(increases.net_in_increase) as net_in_bytes,
+        sum(increases.net_out_increase) as net_out_bytes,
+        sum(increases.block_in_increase) as block_in_bytes,
+        sum(increases.block_out_increase) as block_out_bytes,
+        sum(increases.is_restart::integer) as restarts
     from int_sample_windows as windows
-    join docker as first_sample
-        on first_sample.source_key = windows.source_key and first_sample.line_no = windows.start_line_no
-    join docker as last_sample
-        on last_sample.source_key = windows.source_key and last_sample.line_no = windows.end_line_no
+    join increases
+        on increases.source_key = windows.source_key
+        and increases.container = windows.series
+        and increases.line_no > windows.start_line_no
+        and increases.line_no <= windows.end_line_no
+    group by increases.host, increases.container, windows.iteration
 ),
 
 pinned_counters as (
-    -- samples without a time, placed by their file's pinned iteration: last minus first inside it
+    -- samples without a time, placed by their file's pinned iteration
     select
         host,
         container,
         iteration,
-        counter_span(net_in_bytes, line_no) as net_in_bytes,
-        counter_span(net_out_bytes, line_no) as net_out_bytes,
-        counter_span(block_in_bytes, line_no) as block_in_bytes,
-        counter_span(block_out_bytes, line_no) as block_out_bytes
-    from docker
+        sum(net_in_increase) as net_in_bytes,
+        sum(net_out_increase) as net_out_bytes,
+        sum(block_in_increase) as block_in_bytes,
+        sum(block_out_increase) as block_out_bytes,
+        sum(is_restart::integer) as restarts
+    from increases
     where sampled_at is null and iteration is not null
-    group by host, container, source_key, iteration
+    group by host, container, iteration
 ),
 
 iteration_counters as (
     select host, container, iteration, sum(net_in_bytes) as net_in_bytes, sum(net_out_bytes) as net_out_bytes,
-        sum(block_in_bytes) as block_in_bytes, sum(block_out_bytes) as block_out_bytes
+        sum(block_in_bytes) as block_in_bytes, sum(block_out_bytes) as block_out_bytes,
+        sum(restarts) as restarts
     from (select * from window_counters union all select * from pinned_counters)
     group by host, container, iteration
+),
+
+-- One slope for all lives of a container: within-life sums of squares and products, pooled.
+memory_lives as (
+    select
+        host,
+        container,
+        iteration,
+        grouping(iteration) = 1 as whole_run,
+        regr_sxy(mem_used_bytes, epoch(sampled_at)) as sxy,
+        regr_sxx(mem_used_bytes, epoch(sampled_at)) as sxx
+    from lives
+    where sampled_at is not null
+    group by grouping sets ((host, container, source_key, life), (host, container, iteration, source_key, life))
+),
+
+memory_trends as (
+    select host, container, iteration, whole_run, sum(sxy) / nullif(sum(sxx), 0) * 3600 as mem_trend_bytes_per_h
+    from memory_lives
+    where whole_run or iteration is not null
+    group by host, container, iteration, whole_run
 ),
 
 gauges as (
@@ -84,7 +131,6 @@ gauges as (
         max(mem_used_bytes) as mem_used_max_bytes,
         max(mem_limit_bytes) as mem_limit_bytes,
         max(mem_pct) as mem_pct_max,
-        regr_slope(mem_used_bytes, epoch(sampled_at)) * 3600 as mem_trend_bytes_per_h,
         max(pids) as pids_max,
         min(sampled_at) as first_sampled_at,
         max(sampled_at) as last_sampled_at
@@ -107,11 +153,12 @@ final as (
         gauges.mem_used_max_bytes,
         gauges.mem_limit_bytes,
         gauges.mem_pct_max,
-        gauges.mem_trend_bytes_per_h,
+        memory_trends.mem_trend_bytes_per_h,
         coalesce(iteration_counters.net_in_bytes, run_counters.net_in_bytes) as net_in_bytes,
         coalesce(iteration_counters.net_out_bytes, run_counters.net_out_bytes) as net_out_bytes,
         coalesce(iteration_counters.block_in_bytes, run_counters.block_in_bytes) as block_in_bytes,
         coalesce(iteration_counters.block_out_bytes, run_counters.block_out_bytes) as block_out_bytes,
+        coalesce(iteration_counters.restarts, run_counters.restarts, 0) as restarts,
         gauges.pids_max,
         gauges.first_sampled_at,
         gauges.last_sampled_at
@@ -125,6 +172,11 @@ final as (
         on gauges.iteration is null
         and run_counters.host = gauges.host
         and run_counters.container = gauges.container
+    left join memory_trends
+        on memory_trends.host = gauges.host
+        and memory_trends.container = gauges.container
+        and memory_trends.whole_run = (gauges.iteration is null)
+        and (memory_trends.whole_run or memory_trends.iteration = gauges.iteration)
 )
 
 select * from final order by host, container, iteration nulls first

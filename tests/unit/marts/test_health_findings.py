@@ -307,3 +307,37 @@ def test_two_iterations_whose_bytes_per_call_differ_are_both_flagged(tmp_path):
         evidence = json.loads(finding["evidence"])
         assert finding["severity"] == "warn" and "which one is out of line cannot be told" in finding["finding"]
         assert evidence["in_per_call"] == pytest.approx(per_call[index], rel=0.15)
+
+
+def test_a_restarting_container_counts_every_byte_and_its_memory_trend_per_life(tmp_path):
+    # the container leaks 2 MiB a minute and restarts every 12 minutes (memory back to 200 MiB, counters to
+    # 0); it receives 1000 bytes a minute
+    docker, truth = [], []
+    net = 0
+    for k in range(33):
+        moment = _at(30 + 60 * k)
+        age = k % 12
+        net = 0 if k and age == 0 else net + (1000 if k else 0)
+        memory = 200 + 2 * age
+        truth.append((moment, net, memory, k > 0 and age == 0))
+        docker += [f"{moment:%Y-%m-%dT%H:%M:%S}Z", json.dumps({
+            "BlockIO": "0B / 0B", "CPUPerc": "1.00%", "Container": "svc", "ID": "0123456789ab", "MemPerc": "1.00%",
+            "MemUsage": f"{memory}MiB / 1GiB", "Name": "svc", "NetIO": f"{net}B / 0B", "PIDs": "4"})]
+    root = write_bundle(tmp_path / "b", {"docker.log": "\n".join(docker) + "\n"},
+                        [{"kind": "docker_stats", "host": "app", "path": "docker.log"}], ITERATIONS)
+    ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
+    got = _query(tmp_path / "w.duckdb", "select iteration, net_in_bytes, restarts, mem_trend_bytes_per_h "
+                                        "from container_stats order by iteration nulls first")
+    # bytes: each sample's increase over the previous one, or its whole value after a restart
+    increase = [0] + [now[1] - before[1] if now[1] >= before[1] else now[1] for before, now in zip(truth, truth[1:])]
+    expected = [(None, sum(increase), sum(row[3] for row in truth))]
+    for it in ITERATIONS:
+        start, end = datetime.fromisoformat(it["start"]), datetime.fromisoformat(it["end"])
+        first = max(k for k, row in enumerate(truth) if row[0] < start)
+        last = max(k for k, row in enumerate(truth) if row[0] < end)
+        expected.append((it["index"], sum(increase[first + 1:last + 1]), sum(row[3] for row in truth[first + 1:last + 1])))
+    assert [(None if pd.isna(i) else int(i), n, r) for i, n, r in got[["iteration", "net_in_bytes", "restarts"]]
+            .itertuples(index=False)] == expected
+    assert got["mem_trend_bytes_per_h"][0] == pytest.approx(2 * 60 * 1024**2)  # 120 MiB/h in every life
+    trend = one(_query(tmp_path / "w.duckdb", "select * from health_findings"), "app", "container_memory_trend", None)
+    assert trend["severity"] == "warn" and "120.0 MiB/h" in trend["finding"]
