@@ -4,7 +4,7 @@
 -- iteration of every host has a finding or an explicit ok. Trends are judged over the whole run (iteration NULL).
 -- Thresholds: int_health_thresholds (the manifest's `thresholds:` over defaults).
 -- Rules: samples (data), cpu_idle (cpu), loadgen_cpu (loadgen), disk_wait (disk), swap (memory),
---        gc_overhead and full_gc (gc), old_gen_trend and container_memory_trend (memory),
+--        gc_overhead and full_gc (gc), old_gen_trend, container_memory_trend and container_restart (memory),
 --        network_per_call (network).
 -- grain: one row per (run_id, host, subject, rule, iteration); subject is the metric kind for `samples`,
 --        'vmstat' for host rules, the jstat file for JVM rules, the container for container rules
@@ -408,6 +408,27 @@ container_trend_findings as (
     from container_trend
 ),
 
+-- restarts: a container that restarts during a test has lost its state and its warm-up ------------------------
+restart_findings as (
+    select
+        host,
+        container as subject,
+        'container_restart' as rule,
+        'memory' as area,
+        iteration,
+        case when restarts > 0 then 'warn' else 'ok' end as severity,
+        case
+            when restarts > 0 then printf(
+                'Container %s on %s restarted %d time%s in iteration %d (its network or block counters went back '
+                || 'to 0): its caches and JIT were cold again and its memory figures start over.', container, host,
+                restarts, case when restarts = 1 then '' else 's' end, iteration)
+            else printf('Container %s on %s did not restart in iteration %d.', container, host, iteration)
+        end as finding,
+        json_object('restarts', restarts, 'samples', samples) as evidence
+    from containers
+    where iteration is not null
+),
+
 -- network: bytes per call should stay about the same from iteration to iteration ---------------------------------
 host_calls as (
     select iteration, host, calls
@@ -544,6 +565,7 @@ findings as (
     union all by name select * from full_gc_findings
     union all by name select * from old_trend_findings
     union all by name select * from container_trend_findings
+    union all by name select * from restart_findings
     union all by name select * from network_findings
 ),
 

@@ -339,5 +339,9 @@ def test_a_restarting_container_counts_every_byte_and_its_memory_trend_per_life(
     assert [(None if pd.isna(i) else int(i), n, r) for i, n, r in got[["iteration", "net_in_bytes", "restarts"]]
             .itertuples(index=False)] == expected
     assert got["mem_trend_bytes_per_h"][0] == pytest.approx(2 * 60 * 1024**2)  # 120 MiB/h in every life
-    trend = one(_query(tmp_path / "w.duckdb", "select * from health_findings"), "app", "container_memory_trend", None)
+    frame = _query(tmp_path / "w.duckdb", "select * from health_findings")
+    trend = one(frame, "app", "container_memory_trend", None)
     assert trend["severity"] == "warn" and "120.0 MiB/h" in trend["finding"]
+    restarts = [one(frame, "app", "container_restart", it["index"]) for it in ITERATIONS]
+    assert [row["severity"] for row in restarts] == ["warn" if n else "ok" for _, _, n in expected[1:]]
+    assert "restarted 1 time in iteration" in restarts[[n for _, _, n in expected[1:]].index(1)]["finding"]
