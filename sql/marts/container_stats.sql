@@ -40,61 +40,42 @@ lives as (
     from increases
 ),
 
-run_counters as (
-    -- files of one container add up
-    select
-        host,
-        container,
-        sum(net_in_increase) as net_in_bytes,
-        sum(net_out_increase) as net_out_bytes,
-        sum(block_in_increase) as block_in_bytes,
-        sum(block_out_increase) as block_out_bytes,
-        sum(is_restart::integer) as restarts
+-- The samples whose increases each span counts: every one for the whole run (files of one container add
+-- up), those after the last sample before an iteration's start up to the last before its end, and those
+-- of a pinned file without times inside its iteration.
+counted as (
+    select host, container, null::integer as counted_iteration, true as whole_run, net_in_increase,
+        net_out_increase, block_in_increase, block_out_increase, is_restart
     from increases
-    group by host, container
-),
-
-window_counters as (
-    select
-        increases.host,
-        increases.container,
-        windows.iteration,
-        sum(increases.net_in_increase) as net_in_bytes,
-        sum(increases.net_out_increase) as net_out_bytes,
-        sum(increases.block_in_increase) as block_in_bytes,
-        sum(increases.block_out_increase) as block_out_bytes,
-        sum(increases.is_restart::integer) as restarts
+    union all
+    select increases.host, increases.container, windows.iteration, false, increases.net_in_increase,
+        increases.net_out_increase, increases.block_in_increase, increases.block_out_increase, increases.is_restart
     from int_sample_windows as windows
     join increases
         on increases.source_key = windows.source_key
         and increases.container = windows.series
         and increases.line_no > windows.start_line_no
         and increases.line_no <= windows.end_line_no
-    group by increases.host, increases.container, windows.iteration
+    union all
+    select host, container, iteration, false, net_in_increase, net_out_increase, block_in_increase,
+        block_out_increase, is_restart
+    from increases
+    where sampled_at is null and iteration is not null
 ),
 
-pinned_counters as (
-    -- samples without a time, placed by their file's pinned iteration
+counters as (
     select
         host,
         container,
-        iteration,
+        counted_iteration as iteration,
+        whole_run,
         sum(net_in_increase) as net_in_bytes,
         sum(net_out_increase) as net_out_bytes,
         sum(block_in_increase) as block_in_bytes,
         sum(block_out_increase) as block_out_bytes,
         sum(is_restart::integer) as restarts
-    from increases
-    where sampled_at is null and iteration is not null
-    group by host, container, iteration
-),
-
-iteration_counters as (
-    select host, container, iteration, sum(net_in_bytes) as net_in_bytes, sum(net_out_bytes) as net_out_bytes,
-        sum(block_in_bytes) as block_in_bytes, sum(block_out_bytes) as block_out_bytes,
-        sum(restarts) as restarts
-    from (select * from window_counters union all select * from pinned_counters)
-    group by host, container, iteration
+    from counted
+    group by host, container, counted_iteration, whole_run
 ),
 
 -- One slope for all lives of a container: within-life sums of squares and products, pooled.
@@ -154,24 +135,20 @@ final as (
         gauges.mem_limit_bytes,
         gauges.mem_pct_max,
         memory_trends.mem_trend_bytes_per_h,
-        coalesce(iteration_counters.net_in_bytes, run_counters.net_in_bytes) as net_in_bytes,
-        coalesce(iteration_counters.net_out_bytes, run_counters.net_out_bytes) as net_out_bytes,
-        coalesce(iteration_counters.block_in_bytes, run_counters.block_in_bytes) as block_in_bytes,
-        coalesce(iteration_counters.block_out_bytes, run_counters.block_out_bytes) as block_out_bytes,
-        coalesce(iteration_counters.restarts, run_counters.restarts, 0) as restarts,
+        counters.net_in_bytes,
+        counters.net_out_bytes,
+        counters.block_in_bytes,
+        counters.block_out_bytes,
+        coalesce(counters.restarts, 0) as restarts,
         gauges.pids_max,
         gauges.first_sampled_at,
         gauges.last_sampled_at
     from gauges
-    left join iteration_counters
-        on gauges.iteration is not null
-        and iteration_counters.host = gauges.host
-        and iteration_counters.container = gauges.container
-        and iteration_counters.iteration = gauges.iteration
-    left join run_counters
-        on gauges.iteration is null
-        and run_counters.host = gauges.host
-        and run_counters.container = gauges.container
+    left join counters
+        on counters.host = gauges.host
+        and counters.container = gauges.container
+        and counters.whole_run = (gauges.iteration is null)
+        and (counters.whole_run or counters.iteration = gauges.iteration)
     left join memory_trends
         on memory_trends.host = gauges.host
         and memory_trends.container = gauges.container
