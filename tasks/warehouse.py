@@ -81,6 +81,10 @@ def _file_lock(path: Path, exclusive: bool) -> Iterator[None]:
 def _configure(con: duckdb.DuckDBPyConnection, write: bool) -> None:
     con.execute("set TimeZone = 'UTC'")
     con.execute("set enable_progress_bar = false")  # progress is ours to print, on stderr
+    if write:
+        ensure_schema(con)
+    for name in models_in("macros"):  # expressions the models share, as temporary macros of this connection
+        con.execute(model_sql(name))
     if not write:
         # A reader only reads the warehouse: no query of `perfcampaign sql` may write a file (COPY ... TO
         # over the warehouse itself) or read others, and none may turn that back on.
@@ -106,16 +110,14 @@ def open_warehouse(path: Path, write: bool = False) -> Iterator[duckdb.DuckDBPyC
             raise WarehouseError(f"cannot open the warehouse {path}: {exc}") from None
         try:
             _configure(con, write)
-            if write:
-                ensure_schema(con)
             yield con
         finally:
             con.close()
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create base tables, the loaders' macros and public views; mart tables are made on first use."""
-    for name in models_in("schema") + models_in("macros"):  # base_tables.sql first, then one file per tool
+    """Create base tables and public views; mart tables are made on first use."""
+    for name in models_in("schema"):  # base_tables.sql first, then one file per tool
         con.execute(model_sql(name))
     for view in MART_VIEWS:
         con.execute(f"create or replace view {view} as {model_sql('marts/' + view)}")

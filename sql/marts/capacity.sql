@@ -7,7 +7,7 @@
 -- `knee_iteration` is the iteration before the first one that does not scale (the last load the service
 -- still absorbed in proportion); `saturated` is null when no step could be judged.
 -- grain: one row per (run_id, side)
--- upstream: runs, iterations, iteration_summary
+-- upstream: runs, iterations, iteration_summary, load_text (sql/macros)
 with options as (
     select
         manifest -> 'capacity' ->> 'load_key' as load_key,
@@ -21,8 +21,7 @@ levels as (
         iterations.iteration,
         load_level(iterations.load::varchar, options.load_key) as load_level,
         load_series(iterations.load::varchar, options.load_key) as series,
-        array_to_string(list_transform(json_keys(iterations.load), k -> k || '=' || (iterations.load ->> k)), ' ')
-            as load_text
+        load_text(iterations.load) as load_text
     from iterations
     cross join options
     where iterations.run_id = $run_id

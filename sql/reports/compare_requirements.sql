@@ -27,8 +27,8 @@ final as (
     select
         b.requirement_id,
         b.iteration,
-        array_to_string(list_transform(json_keys(it.load), k -> k || '=' || (it.load ->> k)), ' ') as load,
-        array_to_string(list_transform(json_keys(it_a.load), k -> k || '=' || (it_a.load ->> k)), ' ') as load_a,
+        load_text(it.load) as load,
+        load_text(it_a.load) as load_a,
         b.side,
         b.metric,
         b.op,

@@ -3,7 +3,7 @@
 -- iteration_summary row (the numbers of the iteration table); per-label figures are computed from
 -- `requests` with the same definitions. Only the $max_labels busiest labels of each side are kept.
 -- grain: one row per (iteration, side, label, metric)
--- upstream: iteration_summary, iterations, requests
+-- upstream: iteration_summary, iterations, requests, load_text (sql/macros)
 with iterations as (
     select run_id, iteration, duration_s, load from iterations where run_id in ($run_a, $run_b)
 ),
@@ -81,8 +81,8 @@ paired as (
 final as (
     select
         paired.iteration,
-        array_to_string(list_transform(json_keys(ia.load), k -> k || '=' || (ia.load ->> k)), ' ') as load_a,
-        array_to_string(list_transform(json_keys(ib.load), k -> k || '=' || (ib.load ->> k)), ' ') as load_b,
+        load_text(ia.load) as load_a,
+        load_text(ib.load) as load_b,
         paired.side,
         paired.label,
         paired.metric,

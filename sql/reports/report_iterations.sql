@@ -6,7 +6,7 @@ select
     started_at,
     ended_at,
     duration_s,
-    array_to_string(list_transform(json_keys(load), k -> k || '=' || (load ->> k)), ' ') as load
+    load_text(load) as load
 from iterations
 where run_id = $run_id
 order by iteration

@@ -2,8 +2,7 @@
 -- Short column names keep it inside an 80-column terminal; times are in ms (said in the title).
 select
     stats.iteration as it,
-    array_to_string(list_transform(json_keys(iterations.load), k -> k || '=' || (iterations.load ->> k)), ' ')
-        as load,
+    load_text(iterations.load) as load,
     stats.side,
     coalesce(stats.host, '(all)') as host,
     stats.calls,

@@ -155,8 +155,9 @@ def test_report_command_publishes_next_to_the_bundle(report_warehouse, tmp_path)
 
 def test_baseline_named_by_label_option_or_missing(report_warehouse, tmp_path):
     from tasks.report.data import ReportData, ReportError, _compare_with_baseline, load_report_data
+    from tasks.warehouse import open_warehouse
 
-    with duckdb.connect(str(report_warehouse), read_only=True) as con:
+    with open_warehouse(report_warehouse) as con:
         labelled = load_report_data(con, "cmp-same")  # the latest earlier passing run is cmp-b; its label says cmp-a
         assert labelled.baseline == "cmp-a" and labelled.requirement_changes[0].verdict == "same"
         with pytest.raises(ReportError, match="baseline 'ghost' is not in the warehouse"):

@@ -10,19 +10,19 @@ import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pytest
 from scipy import stats
 
 from tasks.compare import bootstrap_quantile, compare_runs, requirement_changes
+from tasks.warehouse import open_warehouse
 from tests.unit.report.runs import cmp_samples
 
 CLI = str(Path(sys.executable).parent / "perfcampaign")
 
 
 def _compare(warehouse, a: str, b: str, **options):
-    with duckdb.connect(str(warehouse), read_only=True) as con:
+    with open_warehouse(warehouse) as con:
         changes = compare_runs(con, a, b, **options)
         return changes, requirement_changes(con, a, b, changes)
 

@@ -3,20 +3,20 @@ corrected clock is said."""
 
 from __future__ import annotations
 
-import duckdb
 
 import tests.validation_runs as runs
 from tasks.ingest import ingest_bundle
 from tasks.report.data import load_report_data
 from tasks.report.summary import overall_verdict, summary_sentences
 from tasks.validate import validate_run
+from tasks.warehouse import open_warehouse
 
 
 def _report(tmp_path, bundle, run_id):
     warehouse = tmp_path / "w.duckdb"
     ingest_bundle(bundle, warehouse, progress=lambda m: None)
     summary = validate_run(warehouse, run_id, tmp_path / "out")
-    with duckdb.connect(str(warehouse), read_only=True) as con:
+    with open_warehouse(warehouse) as con:
         return summary, load_report_data(con, run_id, compare=False)
 
 
