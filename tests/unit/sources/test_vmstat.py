@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 from datetime import datetime, timedelta, timezone
@@ -140,9 +141,10 @@ def test_vmstat_S_units_are_converted_to_kib_from_the_unit_option(unit, kib, tmp
     got = _query(tmp_path / "w.duckdb",
                  "select mem_free_kb, mem_inactive_kb, mem_active_kb, swap_in_kb_per_s, blocks_out_per_s "
                  "from host_samples order by sampled_at")
-    assert list(got.mem_free_kb) == [round(v * kib) for v in expected["free"]]
-    assert list(got.mem_active_kb) == [round(v * kib) for v in expected["active"]]
-    assert list(got.mem_inactive_kb) == [round(v * kib) for v in expected["inact"]]
+    half_up = lambda value: math.floor(value + 0.5)  # noqa: E731 - SQL's round; Python's rounds half to even
+    assert list(got.mem_free_kb) == [half_up(v * kib) for v in expected["free"]]
+    assert list(got.mem_active_kb) == [half_up(v * kib) for v in expected["active"]]
+    assert list(got.mem_inactive_kb) == [half_up(v * kib) for v in expected["inact"]]
     assert list(got.swap_in_kb_per_s) == [v * kib for v in expected["si"]]  # procps converts si/so too
     assert list(got.blocks_out_per_s) == list(expected["bo"])  # but never the block counts
 
