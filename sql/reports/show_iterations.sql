@@ -1,5 +1,6 @@
 -- Report query behind `perfcampaign show RUN_ID`: the per-iteration table, one line per side (and host).
--- Short column names keep it inside an 80-column terminal; times are in ms (said in the title).
+-- Short column names keep it narrow; times are in ms (said in the title), to three significant digits under
+-- 10 ms (round_ms).
 select
     stats.iteration as it,
     load_text(iterations.load) as load,
@@ -9,12 +10,12 @@ select
     stats.errors as err,
     round(100 * stats.error_rate, 2) as "err %",
     round(stats.calls_per_s, 1) as "calls/s",
-    round(stats.avg_ms, 1) as avg,
-    round(stats.p50_ms, 1) as p50,
-    round(stats.p90_ms, 1) as p90,
-    round(stats.p95_ms, 1) as p95,
-    round(stats.p99_ms, 1) as p99,
-    round(stats.max_ms, 1) as max
+    round_ms(stats.avg_ms) as avg,
+    round_ms(stats.p50_ms) as p50,
+    round_ms(stats.p90_ms) as p90,
+    round_ms(stats.p95_ms) as p95,
+    round_ms(stats.p99_ms) as p99,
+    round_ms(stats.max_ms) as max
 from (
     select run_id, iteration, side, host, calls, errors, error_rate, calls_per_s, avg_ms, p50_ms, p90_ms, p95_ms,
         p99_ms, max_ms

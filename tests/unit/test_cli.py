@@ -106,3 +106,20 @@ def test_a_table_too_wide_for_the_terminal_is_printed_one_record_at_a_time():
     assert records == [["run_id", "sample-echo-1"], ["campaign", "sample echo campaign"],
                        ["started_at", "2026-12-02 09:46:48"], ["requests", "18,522"]]
     assert max(len(line) for line in narrow.getvalue().splitlines()) <= 40
+
+
+def test_show_keeps_three_significant_digits_under_10_ms(tmp_path):
+    from tests.bundles import write_bundle
+
+    # a server logging microseconds (%D in µs): 40, 45, 50 µs
+    lines = [f'10.0.0.1 - - [01/Jan/2026:10:00:0{n} +0000] "GET /a HTTP/1.1" 200 5 {us}' for n, us in enumerate((40, 45, 50))]
+    root = write_bundle(tmp_path / "b", {"a.log": "\n".join(lines) + "\n"},
+                        [{"kind": "access_log", "host": "app", "path": "a.log", "preset": "tomcat_common_d",
+                          "duration_unit": "us"}],
+                        [{"index": 1, "start": "2026-01-01T10:00:00Z", "end": "2026-01-01T10:01:00Z", "load": {"vus": 1}}],
+                        run_id="micro")
+    warehouse = tmp_path / "w.duckdb"
+    assert run("ingest", str(root), "-w", str(warehouse)).returncode == 0
+    shown = run("show", "micro", "-w", str(warehouse), "-f", "json")
+    row = [r for r in json.loads(shown.stdout) if r["host"] == "app"][0]
+    assert (row["avg"], row["p50"], row["p90"], row["max"]) == (0.045, 0.045, 0.049, 0.05)  # numpy: 45, 45, 49 µs
