@@ -24,7 +24,7 @@ from tasks.manifest import REQUEST_KINDS, Manifest, load_manifest
 from tasks.sources import read_source
 from tasks.sources.base import SourceContext, SourceError, SourceResult
 from tasks.store_bundle import file_sha256
-from tasks.warehouse import delete_run, open_warehouse, refresh_marts
+from tasks.warehouse import delete_run, open_warehouse, refresh_marts, transaction
 
 
 class IngestError(RuntimeError):
@@ -234,8 +234,7 @@ def ingest_bundle(
     report = IngestReport(manifest.run_id, Path(warehouse))
     with open_warehouse(Path(warehouse), write=True) as con:
         con.execute("set preserve_insertion_order = false")
-        con.execute("begin transaction")
-        try:
+        with transaction(con):
             delete_run(con, manifest.run_id)
             _insert_run(con, manifest, bundle_uri or root.as_uri())
             report.sources = _read_all_sources(con, manifest, root, progress)
@@ -243,9 +242,5 @@ def ingest_bundle(
             progress("building marts")
             refresh_marts(con, manifest.run_id)
             _finish_run(con, report)
-            con.execute("commit")
-        except BaseException:
-            con.execute("rollback")
-            raise
     report.seconds = time.perf_counter() - started
     return report

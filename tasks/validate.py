@@ -27,7 +27,7 @@ import pandas as pd
 from tasks.clock_skew import DEFAULT_MAX_SKEW_S
 from tasks.sqlmodels import model_sql
 from tasks.validate_gx import ExpectationOutcome, run_suites
-from tasks.warehouse import open_warehouse
+from tasks.warehouse import open_warehouse, transaction
 
 EXPECTATIONS_DIR = Path(__file__).resolve().parent.parent / "expectations"
 PAGE_NAME = "validation.html"
@@ -163,17 +163,12 @@ def validate_run(warehouse: Path, run_id: str, out_dir: Path | None = None) -> V
         summary = _summarise(run_id, run_suites(frames, thresholds))
         if out_dir is not None:
             summary.page = Path(out_dir).resolve() / PAGE_NAME
-        con.execute("begin transaction")
-        try:
+        with transaction(con):
             _store(con, summary)
             if summary.page is not None:
                 from tasks.validate_page import write_validation_page
 
                 write_validation_page(con, run_id, summary.page)
-            con.execute("commit")
-        except BaseException:
-            con.execute("rollback")
-            raise
     summary.seconds = time.perf_counter() - started
     return summary
 

@@ -115,6 +115,18 @@ def open_warehouse(path: Path, write: bool = False) -> Iterator[duckdb.DuckDBPyC
             con.close()
 
 
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """All the block's changes, or none of them: any exception (Ctrl-C included) rolls back and goes on."""
+    con.execute("begin transaction")
+    try:
+        yield
+    except BaseException:
+        con.execute("rollback")
+        raise
+    con.execute("commit")
+
+
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create base tables and public views; mart tables are made on first use."""
     for name in models_in("schema"):  # base_tables.sql first, then one file per tool
