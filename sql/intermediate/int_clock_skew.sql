@@ -1,7 +1,7 @@
 -- Clock skew of every server host against the clock of the load generator, measured from the requests
 -- both sides logged, and whether the host's rows are to be placed in iterations by corrected time.
 -- grain: one row per (run_id, server host)
--- upstream: request_facts, sources, runs
+-- upstream: request_facts, sources, runs, alignment_mismatch (sql/macros)
 --
 -- Method `request_count_alignment`. An access log's `%t` truncates to whole seconds, so a request sent at
 -- client time t lands in the server's second floor(t + skew): the server's count for its second b is the
@@ -188,8 +188,8 @@ coarse_fit as (
     select
         counts.host,
         counts.lag_s,
-        0.5 * sum(abs(counts.server_share - counts.client_requests / totals.client_total))
-            + greatest(0, 1 - any_value(totals.client_in_span) / any_value(counts.server_total)) as mismatch
+        alignment_mismatch(counts.server_share, counts.client_requests, totals.client_total, totals.client_in_span,
+            counts.server_total) as mismatch
     from coarse_counts as counts
     join coarse_totals as totals using (host, lag_s)
     where totals.client_total > 0
@@ -245,8 +245,8 @@ fine_fit as (
     select
         counts.host,
         counts.offset_cs,
-        0.5 * sum(abs(counts.server_share - counts.client_requests / totals.client_total))
-            + greatest(0, 1 - any_value(totals.client_in_span) / any_value(counts.server_total)) as mismatch
+        alignment_mismatch(counts.server_share, counts.client_requests, totals.client_total, totals.client_in_span,
+            counts.server_total) as mismatch
     from fine_counts as counts
     join fine_totals as totals using (host, offset_cs)
     where totals.client_total > 0
