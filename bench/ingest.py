@@ -128,7 +128,7 @@ def duckdb_load_seconds(kind: str, path: Path, workdir: Path) -> float:
 def ingest_in_child(bundle: Path, warehouse: Path) -> tuple[float, float]:
     """Ingest in a fresh process; returns (seconds, peak RSS in MB of that process)."""
     code = (
-        "import sys, time, json, resource; from tasks.ingest import ingest_bundle; t = time.perf_counter(); "
+        "import sys, time, json, resource; from tasks.warehouse.ingest import ingest_bundle; t = time.perf_counter(); "
         "ingest_bundle(sys.argv[1], sys.argv[2], progress=lambda m: None); "
         "print(json.dumps({'s': time.perf_counter() - t, "
         "'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))"

@@ -7,11 +7,17 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow, get_run_logger, task
-from pydantic import BaseModel, Field
-from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    update_progress_artifact,
+)
 from prefect.cache_policies import NO_CACHE
+from pydantic import BaseModel, Field
 
-from tasks.campaign_run import (
+from tasks.campaign.locks import stage_lock
+from tasks.campaign.ramp import planned_steps, stop_reason
+from tasks.campaign.run import (
     CampaignRun,
     check_hosts,
     finish,
@@ -21,9 +27,8 @@ from tasks.campaign_run import (
     run_iteration,
     start_all_monitors,
 )
-from tasks.locks import stage_lock
 from tasks.publish import store_and_ingest
-from tasks.ramp import planned_steps, stop_reason
+from tasks.settings import WORK_DIR
 
 _ACTIVE: dict[str, CampaignRun] = {}
 
@@ -81,7 +86,7 @@ def campaign_flow(
     campaign_file: str = "campaigns/demo.yaml",
     overrides: RunOverrides | None = None,
     warehouse: str | None = None,
-    work_dir: str = "perfcampaign-work",
+    work_dir: str = WORK_DIR,
 ) -> str:
     """Run one campaign end to end and return its run_id; the bundle is stored and ingested even on failure."""
     from prefect.runtime import flow_run

@@ -8,9 +8,9 @@ from prefect import serve
 from prefect.client.schemas.schedules import CronSchedule
 
 from flows.campaign import campaign_flow
-from tasks.campaign_spec import load_campaign
+from tasks.campaign.spec import load_campaign
+from tasks.settings import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 ADHOC = "adhoc"
 
 

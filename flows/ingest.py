@@ -7,9 +7,9 @@ from pathlib import Path
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact
 
-from tasks.ingest import IngestReport, ingest_bundle
-from tasks.validate_task import validate_task
-from tasks.warehouse import warehouse_path
+from tasks.validate.steps import validate_task
+from tasks.warehouse.connection import warehouse_path
+from tasks.warehouse.ingest import IngestReport, ingest_bundle
 
 
 @task(name="ingest-bundle")

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from tasks.campaign_run import CampaignRun
-from tasks.ingest import IngestReport, ingest_bundle
-from tasks.manifest import ManifestError
+from tasks.bundle.manifest import ManifestError
+from tasks.campaign.run import CampaignRun
 from tasks.report.build import publish_run_report
-from tasks.store import StoreError, open_store
-from tasks.validate import validation_markdown
-from tasks.warehouse import warehouse_path
+from tasks.store.base import StoreError
+from tasks.store.factory import open_store
+from tasks.validate.run import validation_markdown
+from tasks.warehouse.connection import warehouse_path
+from tasks.warehouse.ingest import IngestReport, ingest_bundle
 
 
 def store_and_ingest(run: CampaignRun, warehouse: str | None = None) -> str:

@@ -17,7 +17,7 @@ import time
 import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, IO
+from typing import IO, Any
 
 import yaml
 

@@ -17,11 +17,11 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from tasks.report.data import ReportData, load_report_data
-from tasks.sqlmodels import model_sql
-from tasks.warehouse import open_warehouse
+from tasks.settings import VALIDATION_PAGE
+from tasks.warehouse.connection import open_warehouse
+from tasks.warehouse.models import model_sql
 
 FILES = {"html": "report.html", "markdown": "summary.md", "json": "summary.json", "junit": "junit.xml"}
-VALIDATION_PAGE = "validation.html"  # the data expectations' page, kept beside the report when there is one
 
 
 @dataclass
@@ -141,7 +141,11 @@ def create_artifacts(files: ReportFiles, uri: str) -> bool:
 
     if FlowRunContext.get() is None:
         return False
-    from prefect.artifacts import create_link_artifact, create_markdown_artifact, create_table_artifact
+    from prefect.artifacts import (
+        create_link_artifact,
+        create_markdown_artifact,
+        create_table_artifact,
+    )
 
     from tasks.report.fmt import is_missing
     from tasks.report.summary import summary_markdown
@@ -170,7 +174,8 @@ def publish_run_report(run_id: str, warehouse: Path, store_config, work_dir: Pat
     the report at any time, so a report that cannot be made is said loudly here rather than failing a run
     whose measurements are good.
     """
-    from tasks.store import StoreError, open_store
+    from tasks.store.base import StoreError
+    from tasks.store.factory import open_store
 
     try:
         files = build_report(Path(warehouse), run_id, Path(work_dir) / "reports" / run_id)

@@ -8,7 +8,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
-from tasks.sqlmodels import model_sql
+from tasks.warehouse.models import model_sql
 
 MAX_LABELS = 8
 # Marts the report prints as they are (identifiers from this fixed list only), with their sort order.
@@ -36,8 +36,8 @@ class ReportData:
     frames: dict[str, pd.DataFrame] = field(default_factory=dict)
     baseline: str | None = None
     baseline_note: str | None = None  # why there is no comparison although a baseline was named
-    comparison: list = field(default_factory=list)  # tasks.compare.MetricChange
-    requirement_changes: list = field(default_factory=list)  # tasks.compare.RequirementChange
+    comparison: list = field(default_factory=list)  # tasks.report.compare.MetricChange
+    requirement_changes: list = field(default_factory=list)  # tasks.report.compare.RequirementChange
     expectations: pd.DataFrame | None = None  # None: the warehouse has no expectation_results table
     validation: dict[str, Any] | None = None  # the run's row of `validations`, when there is one
     validation_page: str | None = None
@@ -127,7 +127,7 @@ def load_report_data(
 
 def _compare_with_baseline(con: duckdb.DuckDBPyConnection, data: ReportData, named: str | None) -> None:
     """Fill the comparison with the named baseline, else the run's default one (when there is one)."""
-    from tasks.compare import compare_runs, requirement_changes
+    from tasks.report.compare import compare_runs, requirement_changes
 
     run_id = data.run["run_id"]
     baseline = named or default_baseline(con, run_id, data.run)

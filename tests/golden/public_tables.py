@@ -81,7 +81,7 @@ def snapshot(warehouse: Path) -> dict[str, dict[str, object]]:
 def ingest_samples(work: Path) -> Path:
     """Ingest every sample bundle through the CLI into one new warehouse and validate each run."""
     warehouse = work / "golden.duckdb"
-    cli = [sys.executable, "-c", "from tasks.cli import main; main()"]
+    cli = [sys.executable, "-c", "from tasks.cli.main import main; main()"]
     for bundle in sample_bundles(work / "bundles"):
         run_id = yaml.safe_load((bundle / "run.yaml").read_text())["run_id"]
         subprocess.run([*cli, "ingest", str(bundle), "--warehouse", str(warehouse)], check=True, cwd=ROOT,

@@ -19,7 +19,7 @@ from typing import Iterator
 
 import pytest
 
-from tasks.transport import SshHost
+from tasks.stage.transport import SshHost
 
 SSHD = Path("/usr/sbin/sshd")
 SFTP_SERVER = Path("/usr/lib/openssh/sftp-server")

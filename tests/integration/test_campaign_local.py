@@ -132,7 +132,7 @@ def test_an_unreachable_generator_fails_before_any_load(prefect_server, tmp_path
 
 
 def test_a_background_load_is_collected_and_checked_against_its_declared_rate(prefect_server, tmp_path):
-    from tasks.validate import validate_run
+    from tasks.validate.run import validate_run
 
     demo = yaml.safe_load(DEMO.read_text())
     demo["provision"].append({

@@ -56,7 +56,7 @@ def test_a_store_refusing_uploads_for_a_while(prefect_server, s3_endpoint, bucke
 
 
 def test_a_store_that_stays_down_keeps_the_bundle_locally(prefect_server, s3_endpoint, bucket, tmp_path):  # noqa: F811
-    from tasks.store import StoreUnavailable
+    from tasks.store.base import StoreUnavailable
 
     with FaultProxy(s3_endpoint) as proxy:
         proxy.down(True)

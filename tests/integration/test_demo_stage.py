@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tasks.manifest import load_manifest
+from tasks.bundle.manifest import load_manifest
 
 pytestmark = pytest.mark.integration
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tasks.ingest import ingest_bundle
+from tasks.warehouse.ingest import ingest_bundle
 from tests.independent import assign_iterations, describe, read_clf_with_duration
 
 pytestmark = pytest.mark.integration

@@ -5,8 +5,8 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from tasks.ingest import ingest_bundle
-from tasks.validate import validate_run
+from tasks.validate.run import validate_run
+from tasks.warehouse.ingest import ingest_bundle
 
 pytestmark = pytest.mark.integration
 

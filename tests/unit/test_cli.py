@@ -93,7 +93,7 @@ def test_a_table_too_wide_for_the_terminal_is_printed_one_record_at_a_time():
     import io
     from datetime import datetime
 
-    from tasks.output import write_rows
+    from tasks.cli.output import write_rows
 
     columns = ["run_id", "campaign", "started_at", "requests"]
     rows = [("sample-echo-1", "sample echo campaign", datetime(2026, 12, 2, 9, 46, 48), 18522)]

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 import duckdb
 import pytest
 
-from tasks.ingest import ingest_bundle
+from tasks.warehouse.ingest import ingest_bundle
 from tests import validation_runs as runs
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tasks.manifest import ManifestError, load_manifest
+from tasks.bundle.manifest import ManifestError, load_manifest
 
 EXAMPLE = """\
 format: 1

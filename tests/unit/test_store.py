@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from tasks.store import (
+from tasks.store.base import (
     BundleConflict,
     BundleNotFound,
-    LocalStore,
     StoreConfig,
     StoreError,
-    open_store,
 )
-from tasks.store_s3_client import credentials_from_secret
+from tasks.store.factory import open_store
+from tasks.store.local import LocalStore
+from tasks.store.s3_client import credentials_from_secret
 
 
 def sha256(path: Path) -> str:
@@ -216,7 +216,8 @@ def test_a_failed_copy_leaves_no_partial_bundle(bundle, tmp_path):
     script = textwrap.dedent(f"""
         import resource, signal, sys
         sys.path.insert(0, {str(Path.cwd())!r})
-        from tasks.store import LocalStore, StoreError
+        from tasks.store.base import StoreError
+        from tasks.store.local import LocalStore
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, resource.RLIM_INFINITY))
         try:

@@ -8,8 +8,13 @@ import duckdb
 import pytest
 from typer.testing import CliRunner
 
-from tasks.ingest import ingest_bundle
-from tasks.validate import EXPECTATIONS_DIR, ValidationError, load_suites, validate_run
+from tasks.validate.run import (
+    EXPECTATIONS_DIR,
+    ValidationError,
+    load_suites,
+    validate_run,
+)
+from tasks.warehouse.ingest import ingest_bundle
 from tests import validation_runs as runs
 
 SUITE_FILES = sorted(EXPECTATIONS_DIR.glob("*.json"))
@@ -202,7 +207,7 @@ def test_an_unknown_run_is_an_error(tmp_path):
 
 
 def test_the_validate_command(tmp_path):
-    from tasks.cli import app
+    from tasks.cli.main import app
 
     warehouse = _load(tmp_path, runs.write_run(tmp_path / "b", "cmd", skews={"app2": 30.0}))
     result = CliRunner().invoke(app, ["validate", "cmd", "-w", str(warehouse), "-f", "json", "--out", str(tmp_path / "o")])

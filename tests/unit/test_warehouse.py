@@ -9,8 +9,8 @@ from datetime import datetime, timedelta, timezone
 import duckdb
 import pytest
 
-from tasks.ingest import ingest_bundle
-from tasks.warehouse import MART_TABLES, WarehouseError, open_warehouse
+from tasks.warehouse.connection import MART_TABLES, WarehouseError, open_warehouse
+from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
 
 START = datetime(2026, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
@@ -69,7 +69,7 @@ def test_every_mart_has_its_declared_grain(tmp_path):
 def test_two_ingests_at_once_both_land(tmp_path):
     warehouse = tmp_path / "w.duckdb"
     bundles = [_bundle(tmp_path / f"r{i}", f"r{i}", 20_000) for i in range(3)]
-    code = "import sys; from tasks.ingest import ingest_bundle; ingest_bundle(sys.argv[1], sys.argv[2])"
+    code = "import sys; from tasks.warehouse.ingest import ingest_bundle; ingest_bundle(sys.argv[1], sys.argv[2])"
     procs = [
         subprocess.Popen([sys.executable, "-c", code, str(b), str(warehouse)], stderr=subprocess.PIPE, text=True)
         for b in bundles

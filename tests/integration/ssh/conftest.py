@@ -8,9 +8,9 @@ from typing import Iterator
 
 import pytest
 
-from tasks.local import LocalTransport
-from tasks.ssh import SshTransport
-from tasks.transport import LocalHost, Transport
+from tasks.stage.local import LocalTransport
+from tasks.stage.ssh import SshTransport
+from tasks.stage.transport import LocalHost, Transport
 from tests.integration.sshd import sshd  # noqa: F401  (a fixture, registered by importing it here)
 
 # Not `pytest_plugins = ["tests.integration.sshd"]`: pytest refuses that in a conftest below the rootdir

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tasks.transport import CommandError, CommandTimeout, Transport
+from tasks.stage.transport import CommandError, CommandTimeout, Transport
 from tests.integration.ssh.conftest import processes_matching, wait_until_gone
 
 FIVE_MB = 5_000_000

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tasks.transport import CommandError, Transport
+from tasks.stage.transport import CommandError, Transport
 from tests.integration.ssh.conftest import wait_until_gone
 
 

@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from tasks.ssh import SshTransport
-from tasks.transport import ConnectionLost
+from tasks.stage.ssh import SshTransport
+from tasks.stage.transport import ConnectionLost
 from tests.integration.sshd import Sshd
 
 CMD = ["sh", "-c", "sleep 1.5; echo done"]
@@ -25,7 +25,7 @@ def drop_during(sshd: Sshd, after_s: float) -> threading.Thread:
 
 
 def test_idempotent_command_is_repeated_after_a_drop(sshd: Sshd, caplog):
-    caplog.set_level(logging.WARNING, logger="tasks.ssh")
+    caplog.set_level(logging.WARNING, logger="tasks.stage.ssh")
     with SshTransport(sshd.ssh_host(), name="stage") as transport:
         started = time.monotonic()
         dropper = drop_during(sshd, 0.7)
@@ -58,7 +58,7 @@ def test_a_connection_dropped_while_idle_is_reopened_for_any_command(sshd: Sshd)
 @pytest.mark.parametrize("how", ["killed", "frozen"])
 def test_a_get_cut_off_midway_resumes_on_a_new_connection(sshd: Sshd, tmp_path, caplog, how: str):
     """`killed`: the server side vanishes (TCP closes). `frozen`: it stops answering and TCP stays open."""
-    caplog.set_level(logging.WARNING, logger="tasks.ssh")
+    caplog.set_level(logging.WARNING, logger="tasks.stage.ssh")
     source = tmp_path / "big.bin"
     with open(source, "wb") as out:
         for _ in range(64):
@@ -91,7 +91,7 @@ def test_a_get_cut_off_midway_resumes_on_a_new_connection(sshd: Sshd, tmp_path, 
 
 
 def test_a_frozen_connection_is_abandoned_and_an_unsent_command_runs_on_a_new_one(sshd: Sshd, caplog):
-    caplog.set_level(logging.WARNING, logger="tasks.ssh")
+    caplog.set_level(logging.WARNING, logger="tasks.stage.ssh")
     with SshTransport(sshd.ssh_host(connect_timeout_s=1), name="stage") as transport:
         frozen = sshd.session_pids()
         for pid in frozen:

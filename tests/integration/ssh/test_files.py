@@ -6,7 +6,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from tasks.transport import Transport
+from tasks.stage.transport import Transport
 
 SIZE = 20 * 1024 * 1024
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from tasks.ssh import AuthenticationFailed, HostKeyRejected, SshTransport
-from tasks.local import LocalTransport
-from tasks.transport import ConnectionLost, HostConfig, LocalHost, SshHost, open_transport
+from tasks.stage.hosts import open_transport
+from tasks.stage.local import LocalTransport
+from tasks.stage.ssh import AuthenticationFailed, HostKeyRejected, SshTransport
+from tasks.stage.transport import ConnectionLost, HostConfig, LocalHost, SshHost
 from tests.integration.sshd import Sshd
 
 WRONG_FINGERPRINT = "SHA256:" + "A" * 43
@@ -56,7 +57,7 @@ def test_unknown_host_key_is_refused_unless_explicitly_accepted(sshd: Sshd, tmp_
     empty.write_text("")
     message, _ = refused(sshd, sshd.ssh_host(known_hosts=empty))
     assert "is not in" in message
-    caplog.set_level(logging.WARNING, logger="tasks.ssh")
+    caplog.set_level(logging.WARNING, logger="tasks.stage.ssh")
     with SshTransport(sshd.ssh_host(known_hosts=None, accept_unknown_host_key=True)) as transport:
         assert transport.run(["true"]).exit_code == 0
     assert any(sshd.host_key_fingerprint in r.getMessage() for r in caplog.records)
@@ -64,7 +65,7 @@ def test_unknown_host_key_is_refused_unless_explicitly_accepted(sshd: Sshd, tmp_
 
 
 def test_a_refused_key_is_not_retried(sshd: Sshd, caplog):
-    caplog.set_level(logging.WARNING, logger="tasks.ssh")
+    caplog.set_level(logging.WARNING, logger="tasks.stage.ssh")
     started = time.monotonic()
     with pytest.raises(AuthenticationFailed):
         SshTransport(sshd.ssh_host(key_file=sshd.other_key)).connect()
@@ -75,7 +76,7 @@ def test_a_refused_key_is_not_retried(sshd: Sshd, caplog):
 def test_an_unreachable_host_is_retried_then_reported(sshd: Sshd, caplog):
     from tests.integration.sshd import _free_port
 
-    caplog.set_level(logging.WARNING, logger="tasks.ssh")
+    caplog.set_level(logging.WARNING, logger="tasks.stage.ssh")
     with pytest.raises(ConnectionLost, match="after 4 attempts"):
         SshTransport(sshd.ssh_host(port=_free_port())).connect()
     assert len([r for r in caplog.records if "retrying" in r.getMessage()]) == 3

@@ -10,8 +10,8 @@ import time
 import pytest
 from pydantic import SecretStr
 
-from tasks.ssh import SshTransport
-from tasks.transport import CommandError
+from tasks.stage.ssh import SshTransport
+from tasks.stage.transport import CommandError
 from tests.integration.sshd import Sshd
 
 TOKEN = "tok-5ecret-value-91c2"

@@ -8,8 +8,9 @@ from collections.abc import Callable, Iterator
 import boto3
 import pytest
 
-from tasks.store import StoreConfig, open_store
-from tasks.store_s3 import S3Store
+from tasks.store.base import StoreConfig
+from tasks.store.factory import open_store
+from tasks.store.s3 import S3Store
 
 # Imported rather than listed in `pytest_plugins`: pytest refuses `pytest_plugins` in a conftest below the
 # rootdir once it is configured, i.e. whenever the whole suite (`pytest tests`) runs.

@@ -14,7 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from tasks.store import BundleConflict, StoreConfig, StoreError, StoreUnavailable, VerificationError, open_store
+from tasks.store.base import (
+    BundleConflict,
+    StoreConfig,
+    StoreError,
+    StoreUnavailable,
+    VerificationError,
+)
+from tasks.store.factory import open_store
 from tests.integration.s3server import free_port
 from tests.integration.store.helpers import MiB, write_store_bundle
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tasks.campaign_spec import CampaignError, load_campaign
+from tasks.campaign.spec import CampaignError, load_campaign
 
 CAMPAIGNS = sorted((Path(__file__).parents[3] / "campaigns").glob("*.yaml"))
 DEMO = Path(__file__).parents[3] / "campaigns" / "demo.yaml"

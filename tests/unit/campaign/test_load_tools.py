@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tasks.campaign_spec import Load
-from tasks.load_jmeter import JMeterTool
-from tasks.load_k6 import K6Tool, execution_segments
-from tasks.load_tool import LoadToolError
+from tasks.loadtools.base import LoadToolError
+from tasks.loadtools.config import Load
+from tasks.loadtools.jmeter import JMeterTool
+from tasks.loadtools.k6 import K6Tool, execution_segments
 
 
 def test_execution_segments_cover_the_whole_load_once():

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.campaign_spec import Load
-from tasks.manifest import Requirement
-from tasks.ramp import StepResult, load_level, planned_steps, stop_reason
+from tasks.bundle.load import load_level
+from tasks.bundle.manifest import Requirement
+from tasks.campaign.ramp import planned_steps, stop_reason
+from tasks.loadtools.base import StepResult
+from tasks.loadtools.config import Load
 
 RAMP = {"start": {"vus": 2, "message_size": 7}, "factor": 2, "max_steps": 5,
         "stop": {"min_throughput_gain_pct": 10, "min_load_gain_pct": 50}}

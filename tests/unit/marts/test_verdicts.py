@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import duckdb
 import pytest
 
-from tasks.ingest import ingest_bundle
+from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
 
 START = datetime(2026, 1, 1, 10, 0, 0, tzinfo=timezone.utc)

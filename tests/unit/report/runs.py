@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tasks.ingest import ingest_bundle
+from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
 
 START = datetime(2026, 3, 2, 10, 0, tzinfo=timezone.utc)

@@ -14,9 +14,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tasks.cli.report import report_location
 from tasks.report.build import build_report, latest_report, publish_run_report
-from tasks.report.commands import report_location
-from tasks.store import StoreConfig
+from tasks.store.base import StoreConfig
 
 CLI = str(Path(sys.executable).parent / "perfcampaign")
 
@@ -140,7 +140,7 @@ def test_report_command(report_warehouse, tmp_path):
 def test_report_command_publishes_next_to_the_bundle(report_warehouse, tmp_path):
     from typer.testing import CliRunner
 
-    from tasks.cli import app
+    from tasks.cli.main import app
 
     copy = tmp_path / "w.duckdb"
     shutil.copyfile(report_warehouse, copy)
@@ -154,8 +154,13 @@ def test_report_command_publishes_next_to_the_bundle(report_warehouse, tmp_path)
 
 
 def test_baseline_named_by_label_option_or_missing(report_warehouse, tmp_path):
-    from tasks.report.data import ReportData, ReportError, _compare_with_baseline, load_report_data
-    from tasks.warehouse import open_warehouse
+    from tasks.report.data import (
+        ReportData,
+        ReportError,
+        _compare_with_baseline,
+        load_report_data,
+    )
+    from tasks.warehouse.connection import open_warehouse
 
     with open_warehouse(report_warehouse) as con:
         labelled = load_report_data(con, "cmp-same")  # the latest earlier passing run is cmp-b; its label says cmp-a

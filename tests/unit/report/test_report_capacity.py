@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from tasks.ingest import ingest_bundle
+from tasks.warehouse.ingest import ingest_bundle
 from tests.unit.report.conftest import query, records
-from tests.unit.report.runs import ACCESS, access_log, requests_of, windows, write_bundle
+from tests.unit.report.runs import (
+    ACCESS,
+    access_log,
+    requests_of,
+    windows,
+    write_bundle,
+)
 
 
 def capacity(warehouse, run_id: str, side: str = "server") -> dict:

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from tasks.compare import bootstrap_quantile, compare_runs, requirement_changes
-from tasks.warehouse import open_warehouse
+from tasks.report.compare import bootstrap_quantile, compare_runs, requirement_changes
+from tasks.warehouse.connection import open_warehouse
 from tests.unit.report.runs import cmp_samples
 
 CLI = str(Path(sys.executable).parent / "perfcampaign")
@@ -128,7 +128,7 @@ def test_compare_command_json(report_warehouse):
 
 def _two_runs(tmp_path, elapsed_a, elapsed_b, requirements_a=(), requirements_b=(), errors_b=0, vus=(10, 10)):
     """Runs A and B of one 60 s iteration, one request a line at 10 ms apart, times from the lists."""
-    from tasks.ingest import ingest_bundle
+    from tasks.warehouse.ingest import ingest_bundle
     from tests.bundles import write_bundle
 
     warehouse = tmp_path / "w.duckdb"

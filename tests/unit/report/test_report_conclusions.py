@@ -7,9 +7,17 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
-from tasks.ingest import ingest_bundle
+from tasks.warehouse.ingest import ingest_bundle
 from tests.unit.report.conftest import records
-from tests.unit.report.runs import ACCESS, PLANS, access_log, plan_requests, requests_of, windows, write_bundle
+from tests.unit.report.runs import (
+    ACCESS,
+    PLANS,
+    access_log,
+    plan_requests,
+    requests_of,
+    windows,
+    write_bundle,
+)
 
 
 def sentences(warehouse, run_id: str) -> dict[tuple[str, str], dict]:

@@ -3,13 +3,12 @@ corrected clock is said."""
 
 from __future__ import annotations
 
-
 import tests.validation_runs as runs
-from tasks.ingest import ingest_bundle
 from tasks.report.data import load_report_data
 from tasks.report.summary import overall_verdict, summary_sentences
-from tasks.validate import validate_run
-from tasks.warehouse import open_warehouse
+from tasks.validate.run import validate_run
+from tasks.warehouse.connection import open_warehouse
+from tasks.warehouse.ingest import ingest_bundle
 
 
 def _report(tmp_path, bundle, run_id):

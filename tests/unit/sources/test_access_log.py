@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from tasks.ingest import IngestError, ingest_bundle
-from tasks.sources.access_log_pattern import PatternError, compile_pattern
+from tasks.warehouse.ingest import IngestError, ingest_bundle
+from tasks.warehouse.sources.access_log_pattern import PatternError, compile_pattern
 from tests.bundles import write_bundle
 from tests.independent import assign_iterations, describe, read_clf_with_duration
 

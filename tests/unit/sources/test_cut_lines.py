@@ -14,7 +14,7 @@ import io
 import duckdb
 import pytest
 
-from tasks.ingest import ingest_bundle
+from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
 
 QUIET = {"progress": lambda message: None}

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tasks.ingest import ingest_bundle
+from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
 
 QUIET = {"progress": lambda message: None}

@@ -9,7 +9,7 @@ import duckdb
 import pandas as pd
 import pytest
 
-from tasks.ingest import IngestError, ingest_bundle
+from tasks.warehouse.ingest import IngestError, ingest_bundle
 from tests.bundles import write_bundle
 
 QUIET = {"progress": lambda message: None}

@@ -12,8 +12,8 @@ import duckdb
 import pandas as pd
 import pytest
 
-from tasks.ingest import IngestError, ingest_bundle
-from tasks.sources.base import SourceError
+from tasks.warehouse.ingest import IngestError, ingest_bundle
+from tasks.warehouse.sources.base import SourceError
 from tests.bundles import write_bundle
 
 QUIET = {"progress": lambda message: None}

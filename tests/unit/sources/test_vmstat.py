@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from tasks.ingest import IngestError, ingest_bundle
-from tasks.sources.base import SourceError
+from tasks.warehouse.ingest import IngestError, ingest_bundle
+from tasks.warehouse.sources.base import SourceError
 from tests.bundles import write_bundle
 
 QUIET = {"progress": lambda message: None}

@@ -1,0 +1,70 @@
+"""Which load step comes next, and when a campaign stops raising the load.
+
+A ramp multiplies (or adds to) one key of its start step until the stop rule fires: the last step raised
+the load by at least `min_load_gain_pct` but the throughput by less than `min_throughput_gain_pct`
+(saturated), or a client-side requirement broke, or `max_steps` were run. The decision uses the load
+tool's own end-of-step summary; the verdicts in the warehouse are computed later from every raw row.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from tasks.bundle.load import load_level
+from tasks.bundle.manifest import Requirement
+from tasks.loadtools.base import StepResult
+from tasks.loadtools.config import Load, Ramp
+
+OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+
+
+def ramp_step(ramp: Ramp, number: int) -> dict[str, Any]:
+    """The load of step `number` (0 for the start) of a ramp; integers stay integers."""
+    start = ramp.start[ramp.key]
+    value = start * ramp.factor**number if ramp.factor else start + ramp.increment * number
+    step = dict(ramp.start)
+    step[ramp.key] = round(value) if isinstance(start, int) else value
+    return step
+
+
+def planned_steps(load: Load) -> list[dict[str, Any]]:
+    """Every step the campaign may run, in order (a ramp may stop before the end)."""
+    if load.steps is not None:
+        return [dict(step) for step in load.steps]
+    return [ramp_step(load.ramp, number) for number in range(load.ramp.max_steps)]
+
+
+def broken_requirement(result: StepResult, requirements: list[Requirement]) -> str | None:
+    """The first client-side requirement the step's summary breaks, described, or None."""
+    for req in requirements:
+        if req.side != "client" or req.min_calls_per_s is not None and result.calls_per_s < req.min_calls_per_s:
+            continue
+        measured = result.calls_per_s if req.metric == "calls_per_s" else result.metrics.get(req.metric)
+        if measured is not None and not OPS[req.op](measured, req.threshold):
+            return f"requirement {req.id} broke at step {result.index}: {req.metric} {measured:.4g}, limit {req.op} {req.threshold:g}"
+    return None
+
+
+def stop_reason(load: Load, results: list[StepResult], requirements: list[Requirement]) -> str | None:
+    """Why the campaign stops after the last result, or None to go on."""
+    last = results[-1]
+    if load.ramp is None:
+        return "all steps run" if len(results) == len(load.steps) else None
+    rule = load.ramp.stop
+    if rule.on_requirement_broken and (broken := broken_requirement(last, requirements)):
+        return broken
+    if len(results) >= 2:
+        before = results[-2]
+        load_before, load_now = load_level(before.load, load.ramp.key), load_level(last.load, load.ramp.key)
+        if before.calls_per_s > 0 and load_before:
+            throughput_gain = 100 * (last.calls_per_s / before.calls_per_s - 1)
+            load_gain = 100 * (load_now / load_before - 1)
+            if load_gain >= rule.min_load_gain_pct and throughput_gain < rule.min_throughput_gain_pct:
+                return (
+                    f"throughput grew {throughput_gain:.0f} % for {load_gain:.0f} % more {load.ramp.key}: "
+                    f"saturated at step {last.index}"
+                )
+    if len(results) >= load.ramp.max_steps:
+        return f"reached max_steps ({load.ramp.max_steps})"
+    return None

@@ -1,0 +1,151 @@
+"""Campaign files (`campaigns/*.yaml`): validated at load, with errors that name the file and the key.
+
+A campaign says which hosts make up the stage, how to bring it up and down, what to monitor, how to
+raise the load step by step and where to keep the perflog bundle. Secrets are never written here: SSH
+keys come from a key file, an environment variable or a Prefect Secret block; S3 credentials from the
+AWS chain or a Prefect block.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any
+
+import yaml
+from pydantic import Field, ValidationError, model_validator
+
+from tasks.bundle.manifest import (
+    CapacityOptions,
+    Requirement,
+    describe_validation_error,
+)
+from tasks.bundle.strict import NAME_PATTERN, StrictModel
+from tasks.loadtools.config import Load
+from tasks.stage.config import BackgroundStep, Monitor, Step
+from tasks.stage.provision import background_steps
+from tasks.stage.transport import HostConfig
+from tasks.store.base import StoreConfig
+
+_NAME = re.compile(NAME_PATTERN)
+
+
+class CampaignError(ValueError):
+    """A campaign file that cannot be used; the message names the file and the key."""
+
+
+class Schedule(StrictModel):
+    """When the nightly deployment runs."""
+
+    cron: str = "0 2 * * *"
+    timezone: str = "UTC"
+    active: bool = True
+
+
+class Campaign(StrictModel):
+    """A whole campaign file."""
+
+    campaign: str = Field(pattern=NAME_PATTERN)
+    scenario: str = ""
+    stage: str = Field(pattern=NAME_PATTERN)
+    labels: dict[str, str] = Field(default_factory=dict)
+    timezone: str = "UTC"
+    vars: dict[str, str] = Field(default_factory=dict)
+    workdir: str = "/tmp/perfcampaign"
+    hosts: dict[str, HostConfig] = Field(min_length=1)
+    requirements: list[Requirement] = Field(default_factory=list)
+    thresholds: dict[str, float] = Field(default_factory=dict)
+    capacity: CapacityOptions = Field(default_factory=CapacityOptions)
+    provision: list[Annotated[Step, Field(union_mode="left_to_right")]] = Field(default_factory=list)
+    teardown: list[Annotated[Step, Field(union_mode="left_to_right")]] = Field(default_factory=list)
+    monitors: dict[str, list[Monitor]] = Field(default_factory=dict)
+    load: Load
+    store: StoreConfig = Field(default_factory=StoreConfig)
+    schedule: Schedule = Field(default_factory=Schedule)
+
+    @model_validator(mode="after")
+    def _hosts_exist(self) -> "Campaign":
+        for name in self.hosts:
+            if not _NAME.match(name):
+                raise ValueError(f"hosts: {name!r} is not a valid host name")
+        named = [("load.generators", h) for h in self.load.generators]
+        named += [(f"monitors.{h}", h) for h in self.monitors]
+        named += [(f"provision.{i}.host", s.host) for i, s in enumerate(self.provision)]
+        named += [(f"teardown.{i}.host", s.host) for i, s in enumerate(self.teardown)]
+        for where, host in named:
+            if host not in self.hosts:
+                raise ValueError(f"{where}: no host {host!r} in hosts ({', '.join(self.hosts)})")
+        for host in self.load.generators:
+            if self.hosts[host].role != "loadgen":
+                raise ValueError(f"load.generators: {host!r} has role {self.hosts[host].role}, expected loadgen")
+        return self
+
+    @property
+    def background_steps(self) -> list[BackgroundStep]:
+        return background_steps(self.provision)
+
+
+def merge_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """Apply overrides such as {"load.duration_s": 5, "load.steps": [{"vus": 1}]} to raw campaign data."""
+    merged = yaml.safe_load(yaml.safe_dump(data))
+    for dotted, value in overrides.items():
+        target = merged
+        *parents, last = dotted.split(".")
+        for part in parents:
+            target = target.setdefault(part, {})
+        target[last] = value
+    if "load.steps" in overrides:
+        merged["load"].pop("ramp", None)
+    if "load.ramp" in overrides:
+        merged["load"].pop("steps", None)
+    return merged
+
+
+_VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+
+
+def expand_variables(data: Any, variables: dict[str, str], where: str = "") -> Any:
+    """Replace `{{name}}` in every string with its value (`repo`, `venv_bin`, `run_id`, `run_dir`, vars)."""
+    if isinstance(data, dict):
+        return {key: expand_variables(value, variables, f"{where}.{key}".lstrip(".")) for key, value in data.items()}
+    if isinstance(data, list):
+        return [expand_variables(value, variables, f"{where}.{n}") for n, value in enumerate(data)]
+    if isinstance(data, str):
+        whole = _VARIABLE.fullmatch(data.strip())
+        if whole and whole.group(1) in variables:  # `vus: '{{soak_vus}}'` stays a number
+            return yaml.safe_load(variables[whole.group(1)])
+
+        def value(match: re.Match) -> str:
+            if match.group(1) not in variables:
+                raise CampaignError(f"{where}: unknown variable {{{{{match.group(1)}}}}} (known: {', '.join(sorted(variables))})")
+            return variables[match.group(1)]
+
+        return _VARIABLE.sub(value, data)
+    return data
+
+
+def load_campaign(path: Path, overrides: dict[str, Any] | None = None, variables: dict[str, str] | None = None) -> Campaign:
+    """Read and validate a campaign file; `overrides` (dotted keys) come from the UI or the command line.
+
+    `variables` fills `{{name}}` placeholders; without them placeholders are left for the run to fill.
+    """
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CampaignError(f"{path}: no such campaign file") from None
+    except yaml.YAMLError as exc:
+        raise CampaignError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise CampaignError(f"{path}: expected a mapping at the top level")
+    if overrides:
+        data = merge_overrides(data, overrides)
+    if variables is not None:
+        try:
+            data = expand_variables(data, {**{str(k): str(v) for k, v in (data.get("vars") or {}).items()}, **variables})
+        except CampaignError as exc:
+            raise CampaignError(f"{path}: {exc}") from None
+    try:
+        return Campaign.model_validate(data)
+    except ValidationError as exc:
+        raise CampaignError(f"{path}: invalid campaign\n{describe_validation_error(exc)}") from None

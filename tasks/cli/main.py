@@ -1,0 +1,183 @@
+"""The `perfcampaign` command: load bundles, query the warehouse, run the demo."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import duckdb
+import typer
+
+from tasks.cli.compare import compare_command
+from tasks.cli.output import FormatOption, write_rows
+from tasks.cli.report import report_command, report_location
+from tasks.cli.validate import validate_command
+from tasks.settings import DEMO_CAMPAIGN, WORK_DIR
+from tasks.warehouse.connection import WarehouseError, open_warehouse, warehouse_path
+from tasks.warehouse.models import model_sql
+
+# Offline machines: Prefect's telemetry would only print errors; its first start migrates a database.
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Performance-test campaigns end to end; every result queryable with SQL.",
+)
+
+WarehouseOption = Annotated[
+    Optional[Path],
+    typer.Option("--warehouse", "-w", help="DuckDB file (default: $PERFCAMPAIGN_WAREHOUSE or ./perfcampaign.duckdb)"),
+]
+
+
+def fail(message: str) -> None:
+    """Print an error to stderr and exit non-zero."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code=1)
+
+
+def _query(warehouse: Path | None, sql: str, params: dict | None = None) -> tuple[list[str], list[tuple]]:
+    with open_warehouse(warehouse_path(warehouse)) as con:
+        cursor = con.execute(sql, params)
+        if cursor.description is None:  # a statement without a result (SET, PRAGMA...)
+            return [], []
+        return [d[0] for d in cursor.description], cursor.fetchall()
+
+
+@app.command()
+def ingest(
+    bundle: Annotated[Path, typer.Argument(help="bundle folder (with run.yaml)")],
+    warehouse: WarehouseOption = None,
+) -> None:
+    """Load a perflog bundle; re-ingesting a run_id replaces it in one transaction."""
+    from tasks.cli.summary import print_ingest_report
+    from tasks.warehouse.ingest import ingest_bundle
+
+    report = ingest_bundle(bundle, warehouse_path(warehouse))
+    print_ingest_report(report)
+
+
+@app.command()
+def sql(
+    query: Annotated[str, typer.Argument(help="SQL over the public marts (see docs/warehouse.md)")],
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = "table",
+) -> None:
+    """Run a read-only SQL query against the warehouse."""
+    if not query.strip():
+        fail("the query is empty")
+    columns, rows = _query(warehouse, query)
+    write_rows(columns, rows, fmt)
+
+
+@app.command()
+def runs(warehouse: WarehouseOption = None, fmt: FormatOption = "table") -> None:
+    """List the runs in the warehouse, newest first."""
+    columns, rows = _query(warehouse, model_sql("reports/runs"))
+    write_rows(columns, rows, fmt)
+
+
+@app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(help="the run to show")],
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = "table",
+) -> None:
+    """The per-iteration table of a run (both sides, each host and all hosts) and its verdicts."""
+    params = {"run_id": run_id}
+    columns, rows = _query(warehouse, model_sql("reports/show_iterations"), params)
+    if not rows:
+        fail(f"no run {run_id!r} with requests in {warehouse_path(warehouse)} (see `perfcampaign runs`)")
+    write_rows(columns, rows, fmt, title=f"{run_id}: requests per iteration (times in ms)")
+    columns, rows = _query(warehouse, model_sql("reports/show_verdicts"), params)
+    if rows:
+        typer.echo("")
+        write_rows(columns, rows, fmt, title=f"{run_id}: requirements")
+
+
+app.command("report")(report_command)
+app.command("compare")(compare_command)
+
+
+def _overrides(values: list[str]) -> dict:
+    """`--set load.duration_s=5` pairs; values are YAML (`load.steps=[{vus: 1}]`)."""
+    import yaml
+
+    parsed = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            fail(f"--set {item!r}: expected KEY=VALUE, e.g. load.duration_s=30")
+        parsed[key.strip()] = yaml.safe_load(value)
+    return parsed
+
+
+SetOption = Annotated[list[str], typer.Option("--set", help="override a campaign key: load.duration_s=30 (repeatable)")]
+WorkOption = Annotated[Path, typer.Option(help="local work folder for bundles being collected")]
+
+
+@app.command()
+def run(
+    campaign: Annotated[Path, typer.Argument(help="campaign file (see docs/campaign-format.md)")],
+    overrides: SetOption = [],
+    warehouse: WarehouseOption = None,
+    work_dir: WorkOption = Path(WORK_DIR),
+) -> None:
+    """Run a campaign now through Prefect: stage up, iterations, collect, store, ingest, teardown."""
+    from flows.campaign import RunOverrides, campaign_flow
+
+    chosen = RunOverrides(extra=_overrides(overrides))
+    typer.echo(campaign_flow(str(campaign), chosen, str(warehouse_path(warehouse)), str(work_dir)))
+
+
+@app.command()
+def demo(
+    warehouse: WarehouseOption = None,
+    overrides: SetOption = [],
+    work_dir: WorkOption = Path(WORK_DIR),
+) -> None:
+    """Run the demo campaign (two JVM echo services, k6, vmstat, jstat) end to end and show the result."""
+    from flows.campaign import RunOverrides, campaign_flow
+
+    typer.echo("running campaigns/demo.yaml: ~4 iterations of 20 s, under 3 minutes", err=True)
+    campaign_file = DEMO_CAMPAIGN
+    chosen = RunOverrides(extra=_overrides(overrides))
+    run_id = campaign_flow(str(campaign_file), chosen, str(warehouse_path(warehouse)), str(work_dir))
+    show(run_id, warehouse, "table")
+    columns, rows = _query(warehouse, "select bundle_uri from runs where run_id = $run_id", {"run_id": run_id})
+    typer.echo(f"\nbundle: {rows[0][0]}\nwarehouse: {warehouse_path(warehouse).resolve()}")
+    typer.echo(f"report: {report_location(run_id, warehouse)}")
+
+
+@app.command()
+def serve(
+    campaigns: Annotated[Optional[list[Path]], typer.Argument(help="campaign files (default: campaigns/*.yaml)")] = None,
+) -> None:
+    """Serve the deployments: one scheduled per campaign file, plus `campaign/adhoc` for the Prefect UI."""
+    from flows.deployments import serve_campaigns
+
+    serve_campaigns(campaigns)
+
+
+app.command("validate")(validate_command)
+
+
+def main() -> None:
+    """Console entry point: known failures become one line on stderr and exit code 1."""
+    from tasks.bundle.manifest import ManifestError
+    from tasks.warehouse.ingest import IngestError
+    from tasks.warehouse.sources.base import SourceError
+
+    try:
+        app()
+    except (IngestError, ManifestError, SourceError, WarehouseError, duckdb.Error, FileNotFoundError) as exc:
+        typer.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

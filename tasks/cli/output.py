@@ -1,0 +1,104 @@
+"""Query results for people and machines: a table that fits the terminal, CSV, or a JSON array."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import json
+import math
+import sys
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+from typing import Annotated, Any, TextIO
+from uuid import UUID
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+FORMATS = ("table", "csv", "json")
+
+
+def _check_format(value: str) -> str:
+    if value not in FORMATS:
+        raise typer.BadParameter(f"{value!r}: expected one of {', '.join(FORMATS)}")
+    return value
+
+
+# The --format option of every command that prints rows; a wrong one is a usage error (exit 2).
+FormatOption = Annotated[str, typer.Option("--format", "-f", help="table, csv or json", callback=_check_format)]
+
+
+def _json_value(value: Any) -> Any:
+    """A DuckDB value as JSON: times as ISO-8601 text, intervals in seconds, NaN and infinities as null."""
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, Decimal):
+        return float(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, UUID):
+        return str(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, dict):
+        return {str(key): _json_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_value(item) for item in value]
+    return value
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:,.3f}".rstrip("0").rstrip(".") if abs(value) < 1e15 else f"{value:.6g}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    return str(value)
+
+
+def write_rows(columns: list[str], rows: list[tuple], fmt: str, out: TextIO = sys.stdout, title: str = "",
+               width: int | None = None) -> None:
+    """Write rows as `table` (fits the terminal width, else one record at a time), `csv` or `json` (an array of
+    objects). `width`: the table's width instead of the terminal's (200 when piped)."""
+    if fmt == "csv":
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(rows)
+    elif fmt == "json":  # built whole before writing: an error leaves no half array on stdout
+        out.write(json.dumps([{c: _json_value(v) for c, v in zip(columns, row)} for row in rows], indent=1) + "\n")
+    elif fmt == "table":
+        console = Console(file=out, soft_wrap=False)
+        if width or not console.is_terminal:
+            console.width = width or 200  # piped output: do not fold to a guessed width
+        cells = [[_cell(v) for v in row] for row in rows]
+        widths = [max([len(column)] + [len(row[i]) for row in cells]) for i, column in enumerate(columns)]
+        if sum(widths) + 2 * (len(columns) - 1) > console.width:
+            _write_records(console, columns, cells, title)  # folded cells would read as other values or rows
+            return
+        table = Table(title=title or None, title_justify="left", show_lines=False, pad_edge=False, box=None)
+        for i, column in enumerate(columns):
+            numeric = bool(rows) and all(isinstance(r[i], int | float) or r[i] is None for r in rows)
+            table.add_column(column, justify="right" if numeric else "left", no_wrap=True)
+        for row in cells:
+            table.add_row(*row)
+        console.print(table)
+    else:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+
+
+def _write_records(console: Console, columns: list[str], cells: list[list[str]], title: str) -> None:
+    """A table too wide for the terminal, one record at a time: `column  value` lines (like psql's \\x)."""
+    if title:
+        console.print(title, markup=False, highlight=False)
+    name_width = max(len(column) for column in columns)
+    for number, row in enumerate(cells, start=1):
+        console.print(f"-[ {number} ]" + "-" * max(0, min(console.width, 40) - len(str(number)) - 5),
+                      markup=False, highlight=False)
+        for column, value in zip(columns, row):
+            console.print(f"{column:<{name_width}}  {value}", markup=False, highlight=False, soft_wrap=True)

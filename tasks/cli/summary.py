@@ -1,0 +1,23 @@
+"""The short summary an ingest prints: iterations, requests per side, rejected lines, verdicts."""
+
+from __future__ import annotations
+
+import typer
+
+from tasks.warehouse.ingest import IngestReport
+
+
+def print_ingest_report(report: IngestReport) -> None:
+    """One screen about what was loaded and whether the requirements hold."""
+    sides = ", ".join(f"{count:,} {side}" for side, count in report.requests_by_side.items()) or "none"
+    typer.echo(f"run {report.run_id}: loaded into {report.warehouse} in {report.seconds:.1f} s")
+    typer.echo(f"  requests: {sides}; outside every iteration: {report.unmapped_requests:,}")
+    typer.echo(f"  rejected lines: {report.rejected_lines:,} (see table rejected_lines)")
+    for source in report.sources:
+        for note in source.notes:  # most readers name the file in their notes already
+            typer.echo(f"  {note}" if note.startswith(f"{source.path}:") else f"  {source.path}: {note}")
+    for requirement, side, metric, op, threshold, measured, passed, up_to, up_to_cps in report.verdicts:
+        verdict = "not judged" if passed is None else ("holds" if passed else "BROKEN")
+        worst = "no data" if measured is None else f"worst {measured:.4g}"
+        reach = f", holds up to iteration {up_to} ({up_to_cps:.1f} calls/s)" if up_to is not None else ""
+        typer.echo(f"  {requirement}: {side} {metric} {op} {threshold:g}: {verdict} ({worst}{reach})")

@@ -1,0 +1,199 @@
+"""Change points in one nightly series: the runs where a metric's level moved, and one-night outliers.
+
+The method is Apache Otava's (formerly Hunter; Fleming et al. 2023, "Hunter: Using Change Point Detection
+to Hunt for Performance Regressions"): E-divisive means (`edivisive.py`), with Student's t-test between the
+two segments beside a candidate in place of the paper's permutation test (much faster, and it works on
+the short segments a nightly history has), run over sliding windows so a long history stays fast and a
+small shift is not drowned by a long one. Windows find "weak" change points at a relaxed p-value; a merge
+step then drops, one at a time, the least significant (or, once all are significant, the smallest), and
+retests its neighbours on the segments that are left.
+
+One-night outliers are taken out before all this (see `_outliers`): left in, E-divisive would either miss
+them or report a change up and one back down.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Optional, Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+from scipy import special
+
+from tasks.history.edivisive import bisect
+
+NEIGHBOURS = 3  # points on each side that an outlier is compared with
+OUTLIER_NOISE = 5.0  # an outlier is this many times the series' noise away from both sides
+
+
+@dataclass(frozen=True)
+class ChangeSettings:
+    min_change_pct: float = 5.0  # smaller moves of the level (between segment medians) are not reported
+    p_value: float = 0.001  # significance of the t-test; Otava's default max_pvalue
+    min_runs: int = 5  # a series with fewer points claims nothing
+    window: int = 30  # points per sliding window of the split step
+
+    def __post_init__(self) -> None:
+        if self.window < 3:
+            raise ValueError(f"window must be at least 3 points, got {self.window}")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change point, or one outlier, of a series.
+
+    index: position in the series given to `detect` of the first point at the new level (of the outlier).
+    before_value: median of the segment before the change (for an outlier: of the segment around it).
+    after_value: median of the segment after the change (for an outlier: its own value).
+    change_pct: (after − before) / |before| × 100; None when before is 0 and after is not.
+    p_value: Student's t-test of the two segments (for an outlier: of its value against its segment).
+    """
+
+    index: int
+    kind: str  # "change" or "outlier"
+    before_value: float
+    after_value: float
+    change_pct: Optional[float]
+    p_value: float
+
+
+def detect(values: Sequence[float], settings: ChangeSettings = ChangeSettings()) -> list[Change]:
+    """Change points and one-night outliers of a series ordered by run, sorted by index.
+
+    NaN (and ±inf) points, runs without the metric, are skipped; indices still count them.
+    """
+    x = np.asarray(values, dtype=float)
+    present = np.flatnonzero(np.isfinite(x))
+    if present.size < settings.min_runs:
+        return []
+    series = x[present]
+    outlier = _outliers(series, settings)
+    kept, clean = present[~outlier], series[~outlier]
+    changes = _merge(clean, _weak_splits(clean, settings), settings)
+    bounds = np.array([0, *(c.index for c in changes), clean.size])
+    found = [replace(c, index=int(kept[c.index])) for c in changes]
+    found += [_outlier_change(clean, bounds, kept, int(i), float(x[i])) for i in present[outlier]]
+    return sorted(found, key=lambda c: c.index)
+
+
+def _outliers(series: np.ndarray, settings: ChangeSettings) -> np.ndarray:
+    """Mask of one-night outliers: points out of line with both the points before them and after them.
+
+    A point is an outlier when it lies on the same side of the median of its NEIGHBOURS previous points and
+    of the median of its NEIGHBOURS next points, and farther from each than both OUTLIER_NOISE × the
+    series' relative noise and min_change_pct (relative to that median). A point the next runs follow is
+    the first of a new level, not an outlier; so the first and the last point never are (one side is
+    missing, and a last point off the line may be the start of a change).
+    """
+    n = series.size
+    if n < 3:
+        return np.zeros(n, dtype=bool)
+    gaps = np.full(NEIGHBOURS, np.nan)
+    windows = sliding_window_view(np.concatenate([gaps, series, gaps]), NEIGHBOURS)
+    inner = series[1:-1]
+    before = np.nanmedian(windows[1 : n - 1], axis=1)  # series[i - NEIGHBOURS : i]
+    after = np.nanmedian(windows[NEIGHBOURS + 2 : NEIGHBOURS + n], axis=1)  # series[i + 1 : i + 1 + NEIGHBOURS]
+    limit = max(OUTLIER_NOISE * _relative_noise(series), settings.min_change_pct / 100)
+    # Compared without dividing, so that a level of 0 makes any non-zero point "infinitely" far.
+    far = (np.abs(inner - before) > limit * np.abs(before)) & (np.abs(inner - after) > limit * np.abs(after))
+    same_side = np.sign(inner - before) == np.sign(inner - after)
+    return np.concatenate([[False], far & same_side, [False]])
+
+
+def _relative_noise(series: np.ndarray) -> float:
+    """Run-to-run noise as a fraction of the level: robust (MAD) spread of successive relative differences.
+
+    Relative, because the noise of performance metrics scales with their level (an error rate that goes
+    from 0 to some errors gets noisy only then); differences, so a shift of level does not count as noise.
+    """
+    level = (np.abs(series[:-1]) + np.abs(series[1:])) / 2
+    moving = level > 0  # two nights at 0 tell nothing of the relative noise
+    steps = np.diff(series)[moving] / level[moving]
+    if steps.size == 0:
+        return 0.0
+    return float(1.4826 * np.median(np.abs(steps - np.median(steps))) / np.sqrt(2))
+
+
+def _weak_splits(series: np.ndarray, settings: ChangeSettings) -> list[int]:
+    """Split step: E-divisive in windows of `window` points, half-overlapping, at a relaxed p-value.
+
+    As in Otava, a window starts at the last split found in the one before (or half a window on), so the
+    level after a change is analysed apart from the one before it.
+    """
+    relaxed = max(settings.p_value, min(10 * settings.p_value, 0.5))  # Otava's first-pass threshold
+    significant = lambda left, right: _student_p(left, right) <= relaxed  # noqa: E731
+    found: set[int] = set()
+    start = 0
+    while True:
+        stop = min(start + settings.window, series.size)
+        splits = [start + s for s in bisect(series[start:stop], significant)]
+        found.update(splits)
+        if stop == series.size:  # a window inside this one would only re-examine its points
+            return sorted(found)
+        start = max(splits[-1] if splits else 0, start + settings.window // 2)
+
+
+def _merge(series: np.ndarray, splits: list[int], settings: ChangeSettings) -> list[Change]:
+    """Merge step: drop the weakest split until every one left is significant and large enough.
+
+    The weakest is the one with the largest p-value while any is above `p_value`, then the smallest change.
+    Dropping a split joins two segments, so the splits beside it are retested on the joined one.
+    """
+    bounds = [0, *splits, series.size]
+    changes = [_change(series, *bounds[i : i + 3]) for i in range(len(splits))]
+    while changes:
+        weakest = max(range(len(changes)), key=lambda i: changes[i].p_value)
+        if changes[weakest].p_value <= settings.p_value:
+            weakest = min(range(len(changes)), key=lambda i: _magnitude(changes[i]))
+            if _magnitude(changes[weakest]) >= settings.min_change_pct:
+                return changes
+        del changes[weakest], bounds[weakest + 1]
+        for i in (weakest - 1, weakest):
+            if 0 <= i < len(changes):
+                changes[i] = _change(series, *bounds[i : i + 3])
+    return changes
+
+
+def _change(series: np.ndarray, start: int, split: int, stop: int) -> Change:
+    """The change at `split` between the segments series[start:split] and series[split:stop]."""
+    left, right = series[start:split], series[split:stop]
+    before, after = float(np.median(left)), float(np.median(right))
+    return Change(split, "change", before, after, _pct(before, after), _student_p(left, right))
+
+
+def _outlier_change(clean: np.ndarray, bounds: np.ndarray, kept: np.ndarray, index: int, value: float) -> Change:
+    """The outlier at `index` against the segment (between change points) of the clean series around it."""
+    at = int(np.searchsorted(kept, index))  # position it would take in the clean series
+    segment = int(np.searchsorted(bounds, at, side="right")) - 1
+    around = clean[bounds[segment] : bounds[segment + 1]]
+    before = float(np.median(around))
+    return Change(index, "outlier", before, value, _pct(before, value), _student_p(around, np.array([value])))
+
+
+def _pct(before: float, after: float) -> Optional[float]:
+    if before == 0:
+        return 0.0 if after == 0 else None
+    return (after - before) / abs(before) * 100
+
+
+def _magnitude(change: Change) -> float:
+    """Size of the change in %, for min_change_pct; infinite from a level of 0."""
+    return np.inf if change.change_pct is None else abs(change.change_pct)
+
+
+def _student_p(left: np.ndarray, right: np.ndarray) -> float:
+    """Two-sided p-value of Student's pooled-variance t-test of the means of left and right.
+
+    Pooled, as Otava's `ttest_ind_from_stats` call: Welch's test has almost no degrees of freedom when
+    one side is one to three nights, the very case of a change in the last runs. Two constant sides
+    (an error rate of 0 every night) are equal or differ for certain; the formula would divide 0 by 0.
+    """
+    df = left.size + right.size - 2
+    if df < 1:
+        return 1.0
+    if np.ptp(left) == 0 and np.ptp(right) == 0:
+        return 1.0 if left[0] == right[0] else 0.0
+    squares = np.sum((left - left.mean()) ** 2) + np.sum((right - right.mean()) ** 2)
+    t = (right.mean() - left.mean()) / np.sqrt(squares / df * (1 / left.size + 1 / right.size))
+    return float(2 * special.stdtr(df, -abs(t)))

@@ -1,0 +1,58 @@
+"""The load's part of a campaign file: the tool, its script, the generators, fixed steps or a ramp."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from tasks.bundle.strict import StrictModel
+
+
+class StopRule(StrictModel):
+    """When a ramp stops: throughput no longer grows with the load, or a requirement broke."""
+
+    min_throughput_gain_pct: float = Field(10, ge=0)
+    min_load_gain_pct: float = Field(50, ge=0)
+    on_requirement_broken: bool = True
+
+
+class Ramp(StrictModel):
+    """Load steps generated from a start: multiply (`factor`) or add (`increment`) one key each step."""
+
+    start: dict[str, Any]
+    key: str = "vus"
+    factor: float | None = Field(default=None, gt=1)
+    increment: float | None = Field(default=None, gt=0)
+    max_steps: int = Field(6, ge=1, le=100)
+    stop: StopRule = Field(default_factory=StopRule)
+
+    @model_validator(mode="after")
+    def _one_growth(self) -> "Ramp":
+        if (self.factor is None) == (self.increment is None):
+            raise ValueError("give exactly one of factor or increment")
+        if self.key not in self.start:
+            raise ValueError(f"start has no {self.key!r} to raise")
+        return self
+
+
+class Load(StrictModel):
+    """The load tool, its script or plan, the generators and the iterations."""
+
+    tool: Literal["k6", "jmeter"]
+    binary: str | None = None  # default: `k6` or `jmeter` on the generator's PATH
+    script: str
+    generators: list[str] = Field(min_length=1)
+    duration_s: float = Field(gt=0)
+    pause_s: float = Field(0, ge=0)
+    env: dict[str, str] = Field(default_factory=dict)
+    steps: list[dict[str, Any]] | None = None
+    ramp: Ramp | None = None
+
+    @model_validator(mode="after")
+    def _steps_or_ramp(self) -> "Load":
+        if (self.steps is None) == (self.ramp is None):
+            raise ValueError("give exactly one of steps (a list) or ramp")
+        if self.steps is not None and not self.steps:
+            raise ValueError("steps is empty")
+        return self

@@ -1,0 +1,57 @@
+"""JMeter on the generators: `jmeter -n -t PLAN -l results.jtl -j jmeter.log -J<key>=<value>`.
+
+A step `{nodes: 2, threads: 5}` runs the plan on the first two generators at once, each with the step's
+variables as JMeter properties (`-Jthreads=5`); the plan reads them with `${__P(threads)}`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tasks.bundle.jmeter_summariser import parse_lines
+from tasks.loadtools.base import LoadTool, LoadToolError, StepResult, step_variables
+
+
+class JMeterTool(LoadTool):
+    """Apache JMeter in non-GUI mode."""
+
+    result_files = (
+        ("results.jtl", "jmeter-iter{index}.jtl", "jtl"),
+        ("jmeter.log", "jmeter-iter{index}.log", "jmeter_log"),
+        ("{name}.log", "jmeter-iter{index}-console.log", None),
+    )
+
+    def generators_for(self, step: dict[str, Any]) -> list[str]:
+        """The generators a step runs on: `nodes` of them, or all."""
+        nodes = int(step.get("nodes", len(self.spec.generators)))
+        if not 1 <= nodes <= len(self.spec.generators):
+            raise LoadToolError(f"step {step} asks for {nodes} nodes; the campaign has {len(self.spec.generators)} generators")
+        return self.spec.generators[:nodes]
+
+    def commands(self, index: int, step: dict[str, Any]) -> dict[str, list[str]]:
+        folder = self.iteration_dir(index)
+        properties = [f"-J{key}={value}" for key, value in sorted(step_variables(step, self.spec).items())]
+        return {
+            generator: [
+                self.spec.binary or "jmeter", "-n", "-t", self.script_remote,
+                "-l", f"{folder}/results.jtl", "-j", f"{folder}/jmeter.log", *properties,
+            ]
+            for generator in self.generators_for(step)
+        }
+
+    def summarize(self, index: int, step: dict[str, Any], seconds: float, bundle: Path,
+                  sources: list[dict[str, Any]]) -> StepResult:
+        calls = errors = 0
+        weighted = 0.0
+        for source in (s for s in sources if s["kind"] == "jmeter_log"):
+            rows, _ = parse_lines(bundle / source["path"])
+            totals = [row for row in rows if row["kind"] == "="]
+            if totals:  # the last `summary =` line covers the whole test
+                calls += totals[-1]["samples"]
+                errors += totals[-1]["errors"]
+                weighted += totals[-1]["avg_ms"] * totals[-1]["samples"]
+        metrics = {"error_rate": errors / calls if calls else 0.0}
+        if calls:
+            metrics["avg_ms"] = weighted / calls
+        return StepResult(index, step, seconds, calls, errors, metrics)

@@ -1,0 +1,14 @@
+"""Defaults every package shares, each defined once: where the repository, the work folder and the warehouse are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SQL_DIR = REPO / "sql"
+EXPECTATIONS_DIR = REPO / "expectations"
+DEMO_CAMPAIGN = REPO / "campaigns" / "demo.yaml"
+
+WORK_DIR = "perfcampaign-work"  # local bundles and reports of campaign runs
+DEFAULT_WAREHOUSE = "perfcampaign.duckdb"  # unless --warehouse or $PERFCAMPAIGN_WAREHOUSE says otherwise
+VALIDATION_PAGE = "validation.html"  # the data expectations' page, beside the report

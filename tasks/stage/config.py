@@ -1,0 +1,92 @@
+"""The stage's part of a campaign file: provision and teardown steps, background processes, monitors."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Union
+
+from pydantic import Field, model_validator
+
+from tasks.bundle.strict import NAME_PATTERN, StrictModel
+
+
+class RunStep(StrictModel):
+    """Run a shell command on a host (provision, seed, teardown)."""
+
+    run: str
+    host: str
+    timeout_s: float = Field(300, gt=0)
+    check: bool = True
+
+
+class UploadStep(StrictModel):
+    """Copy a file from the repository (usually `infra/`) to a host."""
+
+    upload: str
+    to: str
+    host: str
+
+
+class WaitHttpStep(StrictModel):
+    """Wait until an HTTP URL answers 2xx (asked from the host, with curl or python3)."""
+
+    wait_http: str
+    host: str
+    timeout_s: float = Field(60, gt=0)
+
+
+class WaitTcpStep(StrictModel):
+    """Wait until a TCP port accepts connections (`host:port`, asked from the host)."""
+
+    wait_tcp: str
+    host: str
+    timeout_s: float = Field(60, gt=0)
+
+
+class BackgroundStep(StrictModel):
+    """A process that runs during the whole test (the service, a background load); stopped at teardown."""
+
+    background: str = Field(pattern=NAME_PATTERN)
+    command: str
+    host: str
+    # A background load declares its rate and where its results are (a request source: kind, path and
+    # reader options); they are collected into the bundle and the validation checks the rate.
+    declared_rate_per_s: float | None = Field(default=None, gt=0)
+    results: dict[str, Any] | None = None
+
+    @model_validator(mode="after")
+    def _results_with_rate(self) -> "BackgroundStep":
+        if (self.results is None) != (self.declared_rate_per_s is None):
+            raise ValueError("a background load gives both declared_rate_per_s and results ({kind, path})")
+        if self.results is not None and not {"kind", "path"} <= self.results.keys():
+            raise ValueError("results needs kind and path")
+        return self
+
+
+Step = Union[RunStep, UploadStep, WaitHttpStep, WaitTcpStep, BackgroundStep]
+
+
+class Monitor(StrictModel):
+    """One log to collect from a host; samplers are started detached with a timestamp on every line."""
+
+    kind: Literal["vmstat", "jstat", "docker_stats", "access_log", "file"]
+    interval_s: float = Field(1, gt=0)
+    # jstat: the JVM to watch, by pid file or by a command that prints the pid
+    pid_file: str | None = None
+    pid_command: str | None = None
+    # docker_stats: containers (all running ones when empty)
+    containers: list[str] = Field(default_factory=list)
+    # access_log and file: the path on the host, and the reader options for the bundle manifest
+    path: str | None = None
+    format: str | None = None
+    preset: str | None = None
+    duration_unit: Literal["ms", "us", "s"] | None = None
+
+    @model_validator(mode="after")
+    def _needs(self) -> "Monitor":
+        if self.kind == "jstat" and not (self.pid_file or self.pid_command):
+            raise ValueError("jstat needs pid_file or pid_command")
+        if self.kind in ("access_log", "file") and not self.path:
+            raise ValueError(f"{self.kind} needs path")
+        if self.kind == "access_log" and not (self.format or self.preset):
+            raise ValueError("access_log needs format (the server's pattern) or preset")
+        return self

@@ -1,0 +1,108 @@
+"""Monitors on the stage hosts: samplers started detached, every line stamped with its UTC time.
+
+`vmstat -t` stamps its own lines (with TZ=UTC); `jstat` and `docker stats` go through a loop that prefixes
+each line (jstat) or each frame (docker) with an ISO-8601 time, so no sample needs its time guessed.
+Access logs and other files are written by the service itself and only collected at the end.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tasks.stage.config import Monitor
+from tasks.stage.transport import Transport
+
+STAMP = "date -u +%Y-%m-%dT%H:%M:%S.%3NZ"
+
+
+@dataclass
+class StartedMonitor:
+    """A monitor that runs (or a file to collect) on one host."""
+
+    host: str
+    monitor: Monitor
+    name: str  # detached process name, or "" for a file written by the service
+    remote_path: str
+    local_name: str
+
+
+def _stamp_lines(command: str) -> str:
+    return f"{command} | while IFS= read -r line; do printf '%s %s\\n' \"$({STAMP})\" \"$line\"; done"
+
+
+def sampler_command(monitor: Monitor, pid: str | None = None) -> str:
+    """The shell command of one sampler (pid: the JVM's, for jstat)."""
+    seconds = max(1, math.ceil(monitor.interval_s))
+    if monitor.kind == "vmstat":
+        return f"TZ=UTC LC_ALL=C exec vmstat -t {seconds}"
+    if monitor.kind == "jstat":
+        millis = max(100, round(monitor.interval_s * 1000))
+        return _stamp_lines(f"LC_ALL=C jstat -gc -t {shlex.quote(pid or '')} {millis}ms")
+    if monitor.kind == "docker_stats":
+        names = " ".join(shlex.quote(c) for c in monitor.containers)
+        return f"while :; do {STAMP}; docker stats --no-stream {names}; sleep {seconds}; done"
+    raise ValueError(f"{monitor.kind} is collected, not sampled")
+
+
+def _jvm_pid(transport: Transport, monitor: Monitor) -> str:
+    command = f"cat {shlex.quote(monitor.pid_file)}" if monitor.pid_file else monitor.pid_command
+    pid = transport.run(command, timeout_s=30).stdout.strip().splitlines()
+    if not pid or not pid[0].strip().isdigit():
+        raise RuntimeError(f"{transport.name}: no JVM pid from `{command}` (got {pid!r})")
+    return pid[0].strip()
+
+
+def start_monitors(per_host: dict[str, list[Monitor]], transports: dict[str, Transport], run_dir: str) -> list[StartedMonitor]:
+    """Start every sampler of every host; files written by services are only noted for collection."""
+    started = []
+    for host, monitors in per_host.items():
+        transport = transports[host]
+        folder = f"{run_dir}/monitors/{host}"  # one folder per host: two hosts may share a machine
+        for number, monitor in enumerate(monitors, start=1):
+            local_name = f"{monitor.kind}-{number}.log" if monitor.kind != "access_log" else f"access-{number}.log"
+            if monitor.kind in ("access_log", "file"):
+                started.append(StartedMonitor(host, monitor, "", monitor.path, Path(monitor.path).name if monitor.kind == "file" else local_name))
+                continue
+            pid = _jvm_pid(transport, monitor) if monitor.kind == "jstat" else None
+            name = f"monitor-{monitor.kind.replace('_', '-')}-{number}"
+            transport.start_detached(name, sampler_command(monitor, pid), folder)
+            started.append(StartedMonitor(host, monitor, name, f"{folder}/{name}.log", local_name))
+    return started
+
+
+def stop_monitors(started: list[StartedMonitor], transports: dict[str, Transport]) -> list[str]:
+    """Stop every sampler; returns the problems met (a monitor that died early is worth saying)."""
+    problems = []
+    for m in started:
+        if not m.name:
+            continue
+        try:
+            if transports[m.host].stop_detached(m.name, str(Path(m.remote_path).parent)) == "absent":
+                problems.append(f"{m.host}: monitor {m.name} was no longer running when stopped")
+        except Exception as exc:  # one host's failure must not keep the others running
+            problems.append(f"{m.host}: could not stop {m.name}: {exc}")
+    return problems
+
+
+def collect_monitors(started: list[StartedMonitor], transports: dict[str, Transport], bundle: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """Copy every monitor's file into `bundle/<host>/`; returns manifest sources and the files missed."""
+    sources, missed = [], []
+    for m in started:
+        local = bundle / m.host / m.local_name
+        try:
+            transports[m.host].get(m.remote_path, local)
+        except Exception as exc:
+            missed.append(f"{m.host}:{m.remote_path}: {exc}")
+            continue
+        source: dict[str, Any] = {"kind": m.monitor.kind, "host": m.host, "path": f"{m.host}/{m.local_name}"}
+        if m.monitor.kind == "file":
+            continue
+        if m.monitor.kind == "access_log":
+            options = {"format": m.monitor.format, "preset": m.monitor.preset, "duration_unit": m.monitor.duration_unit}
+            source.update({k: v for k, v in options.items() if v})
+        sources.append(source)
+    return sources, missed

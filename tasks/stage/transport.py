@@ -1,0 +1,261 @@
+"""Host transports: the interface every transport implements, the host config models and their errors.
+
+Campaign files describe hosts as `name -> {transport: ssh|local, ...}`; `HostConfig` validates one entry
+and `tasks/stage/hosts.py` turns it into a `Transport`. This module imports neither paramiko nor Prefect, so
+the campaign spec can validate hosts cheaply; `ssh.py` and `local.py` beside it do the I/O.
+Detached processes are plain shell scripts run through `Transport.run`, so both transports share them.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, BinaryIO, Callable, Literal, Mapping, Union
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
+
+Command = Union[list[str], str]
+Env = Mapping[str, Union[str, SecretStr]]
+Role = Literal["sut", "loadgen", "dependency"]
+KILL_AFTER_S = 10  # a command still alive this long after its timeout's TERM gets KILL
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_FINGERPRINT = re.compile(r"^SHA256:[A-Za-z0-9+/]{43}$")
+
+
+class TransportError(RuntimeError):
+    """A host could not be reached, authenticated or used."""
+
+
+class CommandError(TransportError):
+    """A command exited non-zero; names the host, the command, the exit code and the tail of stderr."""
+
+    def __init__(self, host: str, command: str, exit_code: int, stderr: str, what: str = ""):
+        self.host, self.command, self.exit_code = host, command, exit_code
+        self.stderr_tail = stderr[-2000:]
+        what = what or f"exited with {exit_code}"
+        super().__init__(f"{host}: `{command}` {what}; stderr tail: {self.stderr_tail.strip() or '(empty)'}")
+
+
+class CommandTimeout(CommandError):
+    """A command ran past its timeout and was killed."""
+
+
+class ConnectionLost(TransportError):
+    """The connection dropped; `retry_safe` says whether repeating the operation cannot do harm."""
+
+    def __init__(self, message: str, retry_safe: bool):
+        super().__init__(message)
+        self.retry_safe = retry_safe
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What a finished command printed and returned."""
+
+    exit_code: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+class _HostBase(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    role: Role
+
+
+class LocalHost(_HostBase):
+    """This machine, reached with subprocess (the embedded demo stage)."""
+
+    transport: Literal["local"] = "local"
+
+
+class SshHost(_HostBase):
+    """A stage host reached over SSH with key authentication and a verified host key."""
+
+    transport: Literal["ssh"] = "ssh"
+    address: str
+    port: int = Field(22, ge=1, le=65535)
+    user: str
+    key_file: Path | None = None
+    key_env: str | None = None
+    key_secret_block: str | None = None
+    known_hosts: Path | None = None
+    host_key_fingerprint: str | None = None
+    accept_unknown_host_key: bool = False
+    connect_timeout_s: float = Field(15.0, gt=0)
+    command_timeout_s: float = Field(600.0, gt=0)
+    keepalive_s: int = Field(15, ge=0)
+
+    @field_validator("host_key_fingerprint")
+    @classmethod
+    def _fingerprint_format(cls, value: str | None) -> str | None:
+        if value is not None and not _FINGERPRINT.match(value.rstrip("=")):
+            raise ValueError("expected 'SHA256:' and 43 base64 characters, as `ssh-keygen -lf` prints")
+        return value.rstrip("=") if value else value
+
+    @model_validator(mode="after")
+    def _one_key_one_check(self) -> "SshHost":
+        keys = [k for k in ("key_file", "key_env", "key_secret_block") if getattr(self, k) is not None]
+        if len(keys) != 1:
+            raise ValueError(f"give exactly one of key_file, key_env, key_secret_block (got {keys or 'none'})")
+        if self.known_hosts is not None and self.host_key_fingerprint is not None:
+            raise ValueError("give known_hosts or host_key_fingerprint, not both")
+        if self.known_hosts is None and self.host_key_fingerprint is None and not self.accept_unknown_host_key:
+            raise ValueError("give known_hosts or host_key_fingerprint (or accept_unknown_host_key: true)")
+        return self
+
+    def private_key(self) -> SecretStr:
+        """The private key text, read only now: from the file, the environment or a Prefect Secret block."""
+        if self.key_file is not None:
+            return SecretStr(self.key_file.expanduser().read_text())
+        if self.key_env is not None:
+            text = os.environ.get(self.key_env)
+            if not text:
+                raise TransportError(f"environment variable {self.key_env} (private key) is not set")
+            return SecretStr(text)
+        from prefect.blocks.system import (
+            Secret,  # lazy: costs ~1 s and may talk to the Prefect API
+        )
+
+        return SecretStr(str(Secret.load(self.key_secret_block).get()))
+
+
+HostConfig = Annotated[Union[SshHost, LocalHost], Field(discriminator="transport")]
+
+
+def display(cmd: Command) -> str:
+    """The command as one shell-quoted line, for logs and errors (environment values never included)."""
+    return shlex.join(cmd) if isinstance(cmd, list) else cmd
+
+
+def reveal(env: Env | None) -> dict[str, str]:
+    """Plain values of an environment mapping, its names checked; only for handing to the command."""
+    out = {}
+    for name, value in (env or {}).items():
+        if not _ENV_NAME.match(name):
+            raise ValueError(f"not an environment variable name: {name!r}")
+        out[name] = value.get_secret_value() if isinstance(value, SecretStr) else str(value)
+    return out
+
+
+def copy_resuming(size: int, open_source: Callable[[int], BinaryIO], local: Path) -> int:
+    """Copy `size` bytes into `local`, resuming from `local.part` by its size; return bytes copied.
+
+    A `.part` file no larger than the source is taken as a prefix already fetched (logs only grow), so
+    the copy continues at its size; a larger one is discarded. The `.part` is renamed only once complete.
+    """
+    local.parent.mkdir(parents=True, exist_ok=True)
+    part = local.with_name(local.name + ".part")
+    offset = part.stat().st_size if part.exists() else 0
+    if offset > size:
+        offset = 0
+    copied = 0
+    with open_source(offset) as src, open(part, "ab" if offset else "wb") as dst:
+        while chunk := src.read(min(1 << 20, size - offset - copied)):
+            dst.write(chunk)
+            copied += len(chunk)
+    if part.stat().st_size != size:
+        raise TransportError(f"short copy into {local}: {part.stat().st_size} of {size} bytes")
+    part.replace(local)
+    return copied
+
+
+# Shell snippets shared by both transports. A group counts as running while one member is not a zombie:
+# where PID 1 does not reap orphans (containers), `kill -0` alone would report dead processes alive.
+_ALIVE = (
+    "alive() { kill -0 \"-$1\" 2>/dev/null && ps -e -o pgid= -o stat= | "
+    "awk -v g=\"$1\" '$1 == g && $2 !~ /^Z/ {f = 1} END {exit !f}'; }; "
+)
+_READ_PID = (
+    "pid=$(cat {pidf}); case $pid in ''|*[!0-9]*) echo \"bad pid file {pidf}\" >&2; exit 2;; esac; "
+    "[ \"$pid\" -gt 1 ] || {{ echo \"bad pid $pid in {pidf}\" >&2; exit 2; }}; "  # `kill -TERM -1` would signal every process
+)
+
+
+def _paths(name: str, workdir: str) -> tuple[str, str, str]:
+    if not _NAME.match(name):
+        raise ValueError(f"detached process name must match {_NAME.pattern}: {name!r}")
+    base = workdir.rstrip("/") or "/"
+    return shlex.quote(base), shlex.quote(f"{base}/{name}.log"), shlex.quote(f"{base}/{name}.pid")
+
+
+class Transport(ABC):
+    """Runs commands and copies files on one host; use as a context manager."""
+
+    name: str
+
+    @abstractmethod
+    def run(self, cmd: Command, timeout_s: float | None = None, check: bool = True, env: Env | None = None,
+            idempotent: bool = False) -> CommandResult:
+        """Run a command (a list is shell-quoted; a str is a shell snippet); a timeout always raises."""
+
+    @abstractmethod
+    def put(self, local: Path, remote: str) -> None:
+        """Copy a local file to the host (written beside, then renamed into place)."""
+
+    @abstractmethod
+    def get(self, remote: str, local: Path) -> int:
+        """Copy a file from the host, resuming a partial `local.part`; return the bytes transferred."""
+
+    @abstractmethod
+    def exists(self, remote: str) -> bool:
+        """Whether a path exists on the host."""
+
+    def connect(self) -> None:
+        """Open the connection now rather than on first use."""
+
+    def close(self) -> None:
+        """Release the connection."""
+
+    def __enter__(self) -> "Transport":
+        self.connect()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def start_detached(self, name: str, cmd: Command, workdir: str) -> int:
+        """Start `cmd` in its own session (setsid nohup), output to `workdir/name.log`; return its pid."""
+        wd, log, pidf = _paths(name, workdir)
+        inner = shlex.join(cmd) if isinstance(cmd, list) else f"sh -c {shlex.quote(cmd)}"
+        script = (
+            f"{_ALIVE}mkdir -p {wd}; cd {wd} || exit 1; "
+            f"if [ -f {pidf} ] && alive \"$(cat {pidf})\"; then echo '{name} is already running' >&2; exit 3; fi; "
+            f"setsid nohup {inner} > {log} 2>&1 < /dev/null & pid=$!; echo $pid > {pidf}; echo $pid"
+        )
+        return int(self.run(script, timeout_s=30).stdout.strip())
+
+    def is_running(self, name: str, workdir: str) -> bool:
+        """Whether the process group started as `name` still has a live member."""
+        _, _, pidf = _paths(name, workdir)
+        script = f"{_ALIVE}[ -f {pidf} ] || {{ echo no; exit 0; }}; {_READ_PID.format(pidf=pidf)}" \
+                 "if alive $pid; then echo yes; else echo no; fi"
+        return self.run(script, timeout_s=30, idempotent=True).stdout.strip() == "yes"
+
+    def stop_detached(self, name: str, workdir: str, grace_s: float = 5) -> str:
+        """TERM the process group, KILL it after `grace_s`; return 'absent', 'terminated' or 'killed'."""
+        _, _, pidf = _paths(name, workdir)
+        ticks = max(1, int(grace_s * 10))
+        script = (
+            f"{_ALIVE}[ -f {pidf} ] || {{ echo absent; exit 0; }}; {_READ_PID.format(pidf=pidf)}"
+            "if ! alive $pid; then echo absent; rm -f " + pidf + "; exit 0; fi; "
+            "kill -TERM -$pid 2>/dev/null; i=0; "
+            f"while alive $pid && [ $i -lt {ticks} ]; do sleep 0.1; i=$((i+1)); done; "
+            "if alive $pid; then kill -KILL -$pid 2>/dev/null; i=0; "
+            "while alive $pid && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; what=killed; "
+            "else what=terminated; fi; "
+            "alive $pid && { echo \"group $pid survived KILL\" >&2; exit 4; }; rm -f " + pidf + "; echo $what"
+        )
+        return self.run(script, timeout_s=grace_s + 15, idempotent=True).stdout.strip()

@@ -1,0 +1,27 @@
+"""Prefect task around `validate_run`: validate a run after its ingest and publish the result as an artifact."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from prefect import task
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
+
+from tasks.validate.run import ValidationSummary, validate_run
+from tasks.warehouse.connection import warehouse_path
+
+
+def validation_dir(warehouse: Path, run_id: str) -> Path:
+    """Where a flow writes a run's validation page when no folder is given: beside the warehouse."""
+    return Path(warehouse).resolve().parent / "validation" / run_id
+
+
+@task(name="validate-run", cache_policy=NO_CACHE)
+def validate_task(run_id: str, warehouse: str | None = None, out_dir: str | None = None) -> ValidationSummary:
+    """Run the data expectations on one run; the Markdown summary becomes an artifact keyed by the run."""
+    path = warehouse_path(warehouse)
+    summary = validate_run(path, run_id, Path(out_dir) if out_dir else validation_dir(path, run_id))
+    key = f"validation-{run_id}".lower().replace("_", "-").replace(".", "-")
+    create_markdown_artifact(key=key, markdown=summary.markdown(), description=f"data validation of {run_id}")
+    return summary

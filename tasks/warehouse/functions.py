@@ -1,0 +1,59 @@
+"""Python functions the mart models call: the load level of an iteration, one rule for the ramp and the marts.
+
+`tasks.bundle.load.load_level` is what the ramp's stop rule reads; the `capacity` mart must read the same
+number from the same load, so the function itself is registered in DuckDB rather than rewritten in SQL.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import duckdb
+
+from tasks.bundle.load import load_level
+
+
+def _load(load_json: str | None) -> dict[str, Any]:
+    if not load_json:
+        return {}
+    try:
+        value = json.loads(load_json)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def level_of(load_json: str | None, key: str | None) -> float | None:
+    """`load_level` of a load stored as JSON (the `iterations.load` column)."""
+    return load_level(_load(load_json), key or None)
+
+
+def series_of(load_json: str | None, key: str | None) -> str:
+    """The load keys that are not part of the load level, as `k=v k=v` (`''` when there are none).
+
+    A key is part of the level when changing its value changes `load_level`; the rest (a message size, a
+    payload name) tells apart the series of a campaign that ramps the same load over several of them.
+    """
+    load = _load(load_json)
+    level = load_level(load, key or None)
+
+    def moves_level(name: str) -> bool:
+        value = load[name]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return False
+        return load_level({**load, name: value * 2 + 1}, key or None) != level
+
+    rest = [name for name in sorted(load) if not moves_level(name)]
+    return " ".join(f"{name}={load[name]}" for name in rest)
+
+
+def register(con: duckdb.DuckDBPyConnection) -> None:
+    """Make `load_level(load_json, key)` and `load_series(load_json, key)` callable from SQL (idempotent)."""
+    present = {row[0] for row in con.execute(
+        "select function_name from duckdb_functions() where function_name in ('load_level', 'load_series')"
+    ).fetchall()}
+    if "load_level" not in present:
+        con.create_function("load_level", level_of, ["VARCHAR", "VARCHAR"], "DOUBLE", null_handling="special")
+    if "load_series" not in present:
+        con.create_function("load_series", series_of, ["VARCHAR", "VARCHAR"], "VARCHAR", null_handling="special")

@@ -1,0 +1,251 @@
+"""Load one perflog bundle into the warehouse: all of it in one transaction, or nothing.
+
+Order of work: validate the manifest (before the warehouse is touched), take the writer lock, replace
+the run's rows, read every source (rejected lines kept aside), refuse the run when a file has too many
+rejected lines, build the marts, commit. Any error rolls back, so a failed ingest leaves the warehouse
+exactly as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+
+from tasks.bundle.files import file_sha256
+from tasks.bundle.manifest import Manifest, load_manifest
+from tasks.warehouse.clock_skew import place_by_corrected_clocks
+from tasks.warehouse.connection import (
+    delete_run,
+    open_warehouse,
+    refresh_marts,
+    transaction,
+)
+from tasks.warehouse.sources import read_source
+from tasks.warehouse.sources.base import SourceContext, SourceError, SourceResult
+
+
+class IngestError(RuntimeError):
+    """The bundle could not be loaded; the warehouse is unchanged."""
+
+
+@dataclass
+class SourceReport:
+    path: str
+    kind: str
+    host: str
+    rows: int
+    rejected: int
+    seconds: float
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did, for the terminal and for flows."""
+
+    run_id: str
+    warehouse: Path
+    sources: list[SourceReport] = field(default_factory=list)
+    requests_by_side: dict[str, int] = field(default_factory=dict)
+    unmapped_requests: int = 0
+    rejected_lines: int = 0
+    verdicts: list[tuple] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: str) -> None:
+    con.execute(
+        "insert into runs values ($run_id, $campaign, $scenario, map(), $status, $reason, $tz, $started, $ended, "
+        "$ingested, $uri, $manifest, 0, 0)",
+        {
+            "run_id": manifest.run_id,
+            "campaign": manifest.campaign,
+            "scenario": manifest.scenario,
+            "status": manifest.status,
+            "reason": manifest.status_reason,
+            "tz": manifest.timezone,
+            "started": manifest.started_at,
+            "ended": manifest.ended_at,
+            "ingested": datetime.now(timezone.utc),
+            "uri": bundle_uri,
+            "manifest": manifest.model_dump_json(),
+        },
+    )
+    if manifest.labels:
+        con.execute(
+            "update runs set labels = map($keys, $values) where run_id = $run_id",
+            {"keys": list(manifest.labels), "values": list(manifest.labels.values()), "run_id": manifest.run_id},
+        )
+    con.executemany(
+        "insert into iterations values ($run_id, $iteration, $start, $end, $duration, $load)",
+        [
+            {
+                "run_id": manifest.run_id,
+                "iteration": it.index,
+                "start": it.start,
+                "end": it.end,
+                "duration": (it.end - it.start).total_seconds(),
+                "load": json.dumps(it.load),
+            }
+            for it in manifest.iterations
+        ],
+    )
+    if manifest.requirements:
+        con.executemany(
+            "insert into requirements values ($run_id, $id, $metric, $op, $threshold, $side, $min_cps)",
+            [
+                {
+                    "run_id": manifest.run_id,
+                    "id": req.id,
+                    "metric": req.metric,
+                    "op": req.op,
+                    "threshold": req.threshold,
+                    "side": req.side,
+                    "min_cps": req.min_calls_per_s,
+                }
+                for req in manifest.requirements
+            ],
+        )
+
+
+def _read_all_sources(
+    con: duckdb.DuckDBPyConnection, manifest: Manifest, root: Path, progress: Callable[[str], None]
+) -> list[SourceReport]:
+    # Fingerprints are taken in a thread while DuckDB parses (hashlib releases the GIL): 0.6 s per GB
+    # that no longer adds to the ingest.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sha256") as hasher:
+        fingerprints = {source.path: hasher.submit(file_sha256, root / source.path) for source in manifest.sources}
+        reports = _read_sources(con, manifest, root, progress)
+        con.executemany(
+            "update sources set sha256 = $sha where run_id = $run_id and path = $path",
+            [{"sha": sha.result(), "run_id": manifest.run_id, "path": path} for path, sha in fingerprints.items()],
+        )
+    return reports
+
+
+def _read_sources(
+    con: duckdb.DuckDBPyConnection, manifest: Manifest, root: Path, progress: Callable[[str], None]
+) -> list[SourceReport]:
+    reports = []
+    pending: list[tuple[SourceReport, Callable[[], tuple[str, ...]]]] = []
+    for number, source in enumerate(manifest.sources):
+        file = root / source.path
+        size = file.stat().st_size
+        progress(f"reading {source.path} ({source.kind}, {size / 1e6:.1f} MB)")
+        source_key = con.execute("select nextval('source_key_seq')").fetchone()[0]
+        con.execute(
+            "insert into sources values ($key, $run_id, $kind, $host, $role, $side, $path, $pinned, null, $size, 0, 0)",
+            {
+                "key": source_key,
+                "run_id": manifest.run_id,
+                "kind": source.kind,
+                "host": source.host,
+                "role": source.default_role,
+                "side": source.side,
+                "path": source.path,
+                "pinned": source.iteration,
+                "size": size,
+            },
+        )
+        ctx = SourceContext(con, manifest, source, number, source_key, file)
+        started = time.perf_counter()
+        try:
+            result: SourceResult = read_source(ctx)
+        except (duckdb.Error, UnicodeError, OSError) as exc:
+            # DuckDB's first line says what went wrong; the rest lists reader options the user never set
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise SourceError(f"{ctx.field}: cannot read it as {source.kind} (is it one?): {reason}") from exc
+        seconds = time.perf_counter() - started
+        if result.rejected_pct > source.max_rejected_pct:
+            raise IngestError(
+                f"{source.path}: {result.rejected} of {result.rows + result.rejected} lines "
+                f"({result.rejected_pct:.2f} %) could not be read, more than the {source.max_rejected_pct:g} % "
+                f"allowed (set max_rejected_pct on {ctx.field} to accept it); first reasons:\n"
+                + _first_rejects(con, manifest.run_id, source.path)
+            )
+        if result.rows == result.rejected == 0 and not result.notes:
+            result.notes = (f"{source.path}: nothing loaded: the file has no {source.kind} lines (empty?)",)
+        con.execute(
+            "update sources set rows_loaded = $rows, rows_rejected = $rejected where source_key = $key",
+            {"rows": result.rows, "rejected": result.rejected, "key": source_key},
+        )
+        progress(f"  {result.rows:,} rows, {result.rejected:,} rejected, {seconds:.2f} s")
+        for note in result.notes:
+            progress(f"  note: {note}")
+        reports.append(
+            SourceReport(source.path, source.kind, source.host, result.rows, result.rejected, seconds, result.notes)
+        )
+        if result.after_all is not None:
+            pending.append((reports[-1], result.after_all))
+    for report, after_all in pending:  # work that needs every source loaded, e.g. k6 summary checks
+        progress(f"checking {report.path}")
+        notes = after_all()
+        report.notes += notes
+        for note in notes:
+            progress(f"  note: {note}")
+    return reports
+
+
+def _first_rejects(con: duckdb.DuckDBPyConnection, run_id: str, path: str) -> str:
+    rows = con.execute(
+        "select line_no, reason from rejected_lines where run_id = $run_id and path = $path order by line_no limit 5",
+        {"run_id": run_id, "path": path},
+    ).fetchall()
+    return "\n".join(f"  line {line_no}: {reason}" for line_no, reason in rows)
+
+
+def _finish_run(con: duckdb.DuckDBPyConnection, report: IngestReport) -> None:
+    params = {"run_id": report.run_id}
+    con.execute(
+        "update runs set "
+        "unmapped_requests = (select count(*) from requests where run_id = $run_id and iteration is null), "
+        "rejected_lines = (select count(*) from rejected_lines where run_id = $run_id) "
+        "where run_id = $run_id",
+        params,
+    )
+    report.requests_by_side = dict(
+        con.execute("select side, count(*) from requests where run_id = $run_id group by side order by side", params)
+        .fetchall()
+    )
+    report.unmapped_requests, report.rejected_lines = con.execute(
+        "select unmapped_requests, rejected_lines from runs where run_id = $run_id", params
+    ).fetchone()
+    report.verdicts = con.execute(
+        "select requirement_id, side, metric, op, threshold, measured, passed, holds_up_to_iteration, "
+        "holds_up_to_calls_per_s from verdicts where run_id = $run_id and iteration is null order by requirement_id",
+        params,
+    ).fetchall()
+
+
+def ingest_bundle(
+    bundle_dir: Path,
+    warehouse: Path,
+    bundle_uri: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> IngestReport:
+    """Load a bundle folder into the warehouse, replacing any earlier load of the same run_id."""
+    progress = progress or (lambda message: print(message, file=sys.stderr))
+    started = time.perf_counter()
+    root = Path(bundle_dir).resolve()
+    manifest = load_manifest(root)
+    report = IngestReport(manifest.run_id, Path(warehouse))
+    with open_warehouse(Path(warehouse), write=True) as con:
+        con.execute("set preserve_insertion_order = false")
+        with transaction(con):
+            delete_run(con, manifest.run_id)
+            _insert_run(con, manifest, bundle_uri or root.as_uri())
+            report.sources = _read_all_sources(con, manifest, root, progress)
+            place_by_corrected_clocks(con, manifest, progress)  # before the marts: skewed hosts re-placed
+            progress("building marts")
+            refresh_marts(con, manifest.run_id)
+            _finish_run(con, report)
+    report.seconds = time.perf_counter() - started
+    return report

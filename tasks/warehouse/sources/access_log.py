@@ -1,0 +1,133 @@
+"""Reader for server access logs (`kind: access_log`): the server's own pattern, read as delimited text."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import duckdb
+
+from tasks.bundle.files import is_gzip
+from tasks.warehouse.models import model_sql
+from tasks.warehouse.sources import csv_pieces
+from tasks.warehouse.sources.access_log_pattern import (
+    CLF_TIME_FORMAT,
+    DURATION_SCALE_TO_MS,
+    Layout,
+    PatternError,
+    compile_pattern,
+)
+from tasks.warehouse.sources.access_log_regex import (
+    PRESET_REGEXES,
+    read_raw_frame,
+    regex_for,
+)
+from tasks.warehouse.sources.base import (
+    SourceContext,
+    SourceError,
+    SourceResult,
+    load_requests,
+    loaded_rows,
+    set_load_context,
+)
+
+# Canonical raw columns the staging macro reads, with the type of each when the pattern lacks it.
+RAW_COLUMNS = {
+    "ts_written": "TIMESTAMP",
+    "zone_text": "VARCHAR",
+    "request": "VARCHAR",
+    "method": "VARCHAR",
+    "url": "VARCHAR",
+    "status": "INTEGER",
+    "bytes": "BIGINT",
+    "duration": "DOUBLE",
+}
+EPOCH_TO_US = {"s": 1_000_000, "ms": 1_000, "us": 1}
+
+
+def _raw_expressions(layout: Layout) -> list[str]:
+    """Projection from the reader's c0..cN columns to the canonical raw columns (fixed identifiers only)."""
+    fields = layout.fields
+    expressions = []
+    for name, duckdb_type in RAW_COLUMNS.items():
+        if name == "ts_written" and "ts_epoch" in fields:
+            expr = f"make_timestamp({fields['ts_epoch']} * {EPOCH_TO_US[layout.epoch_unit]})"
+        elif name == "ts_written" and "ts_epoch_s" in fields:
+            expr = f"make_timestamp(round({fields['ts_epoch_s']} * 1000000)::bigint)"
+        elif name == "zone_text" and "zone_text" not in fields:
+            expr = "'+0000'"  # epoch times are UTC
+        elif name == "bytes" and layout.dash_bytes_are_zero:
+            expr = f"coalesce({fields['bytes']}, 0)"  # CLF's '-' (read as NULL) is a response without a body
+        else:
+            expr = fields.get(name, f"null::{duckdb_type}")
+        expressions.append(f"{expr} as {name}")
+    return expressions
+
+
+def _duration_to_ms(ctx: SourceContext, layout: Layout) -> float:
+    unit = ctx.option("duration_unit") or layout.duration_unit
+    if "duration" in layout.fields and unit is None:
+        raise SourceError(f"{ctx.field}: duration_unit is required for %D (ms for Tomcat <= 9, us for Tomcat 10+/Jetty/Apache)")
+    if unit is not None and unit not in DURATION_SCALE_TO_MS:
+        raise SourceError(f"{ctx.field}: duration_unit {unit!r}: expected one of ms, us, s")
+    return DURATION_SCALE_TO_MS.get(unit, 1.0)
+
+
+def _read_delimited(ctx: SourceContext, layout: Layout, path: Path) -> duckdb.DuckDBPyRelation:
+    """The delimited path: DuckDB's CSV reader with a layout compiled from the server's pattern."""
+    raw = ctx.con.read_csv(
+        str(path),
+        sep=layout.delimiter,
+        quotechar='"',
+        escapechar="\\",
+        header=False,
+        na_values="-",
+        auto_detect=False,
+        columns=layout.columns,
+        timestamp_format=CLF_TIME_FORMAT,
+        compression="gzip" if is_gzip(path) else "none",
+        store_rejects=True,
+        strict_mode=True,
+    )
+    return raw.project(", ".join(_raw_expressions(layout)))
+
+
+def _raw_from_regex(ctx: SourceContext) -> tuple[Layout, duckdb.DuckDBPyRelation, int]:
+    """The fallback path: a regex per line in Python (see access_log_regex); returns rejected lines too."""
+    compiled, unit = regex_for(ctx)
+    frame, rejected = read_raw_frame(ctx, compiled)
+    has_elapsed = "elapsed" in compiled.groupindex
+    layout = Layout(delimiter="", duration_unit=unit, fields={"duration": "elapsed"} if has_elapsed else {})
+    return layout, ctx.con.from_df(frame), rejected
+
+
+def _load(ctx: SourceContext, layout: Layout, raw: duckdb.DuckDBPyRelation) -> None:
+    """Stage the raw columns (view raw_access_log) as requests and append them to request_facts."""
+    raw.create_view("raw_access_log", replace=True)
+    set_load_context(
+        ctx,
+        duration_to_ms=_duration_to_ms(ctx, layout),
+        time_is_end=bool(ctx.option("time_is_end", layout.time_is_end)),
+    )
+    ctx.con.execute(model_sql("staging/stg_access_log__requests"))
+    load_requests(ctx, ctx.con.view("stg_access_log__requests"))
+    ctx.con.execute("drop view stg_access_log__requests")
+    ctx.con.execute("drop view raw_access_log")
+
+
+def read(ctx: SourceContext) -> SourceResult:
+    """Load one access log into request_facts; lines that do not fit the pattern are rejected."""
+    pattern = ctx.option("format") or ctx.option("preset")
+    if ctx.option("regex") or pattern in PRESET_REGEXES:
+        layout, raw, rejected = _raw_from_regex(ctx)
+        _load(ctx, layout, raw)
+    elif pattern:
+        try:
+            layout = compile_pattern(pattern)
+        except PatternError as exc:
+            raise SourceError(f"{ctx.field}.format: {exc}") from None
+        read_file = partial(_read_delimited, ctx, layout)
+        rejected = csv_pieces.load_csv(ctx, read_file, partial(_load, ctx, layout), has_header=False)
+    else:
+        raise SourceError(f"{ctx.field}: an access_log needs `format` (the server's pattern), `preset` or `regex`")
+    return SourceResult(rows=loaded_rows(ctx), rejected=rejected)

@@ -1,0 +1,220 @@
+"""Delimited files read by DuckDB's CSV reader, with nothing lost to a line cut inside quotes.
+
+The reader lets a quoted field run across lines (JMeter writes multi-line messages that way), so a line cut
+short inside quotes (a writer killed mid-line; JMeter appending a new run to the same file) opens a field
+that swallows the lines after it into one rejected record: 1000 good samples became one reject. When a
+rejected record spans lines, the file is read again in pieces: the lines before that record, its first
+line alone (rejected, with its number), and every line after it as a new file, checked the same way.
+Rejected lines keep the file's own physical line numbers throughout.
+
+Which rejected records are cut lines: in files whose records never span lines (access logs, k6 CSV),
+every rejected record that ran past its line or whose quote never closed. In files whose records may
+span lines (JTL messages), only those whose next line is a whole record by itself (`starts_record`: as
+many delimiters as a record has); otherwise it is a broken multi-line record, one reject, as DuckDB read it.
+
+A reader hands over two functions: `read(path)`, the raw relation of one file with its CSV options, and
+`load(relation)`, which stages it and appends its rows to request_facts.
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+
+from tasks.bundle.files import is_gzip
+from tasks.warehouse.models import model_sql
+from tasks.warehouse.sources.base import SourceContext, reject
+
+CUT_REASON = "UNTERMINATED QUOTE: the line ends inside a quoted field (cut short?); the lines after it are read on"
+COPY_CHUNK = 1 << 22
+
+
+@dataclass
+class Piece:
+    """A file to read, and how its physical lines map to the source's: original = line + line_offset."""
+
+    path: Path
+    line_offset: int = 0
+
+
+def load_csv(
+    ctx: SourceContext,
+    read: Callable[[Path], duckdb.DuckDBPyRelation],
+    load: Callable[[duckdb.DuckDBPyRelation], None],
+    has_header: bool,
+    starts_record: Callable[[bytes], bool] | None = None,
+) -> int:
+    """Load ctx.file through `read` and `load`; returns the number of rejected lines.
+
+    `starts_record` is for files whose records may span lines: does this line hold a whole record?
+    """
+    _drop_rejects(ctx)
+    load(read(ctx.file))
+    if _first_cut(ctx, ctx.file, starts_record) is None:
+        return _keep_rejects(ctx, Piece(ctx.file))
+    # Slow path, only for a file with a cut line: forget this read and read the file in pieces.
+    _drop_rejects(ctx)
+    ctx.con.execute("delete from request_facts where source_key = $key", {"key": ctx.source_key})
+    with tempfile.TemporaryDirectory(prefix="perfcampaign-pieces-") as folder:
+        pieces, cut_lines = _split_at_cut_lines(ctx, read, has_header, starts_record, Path(folder))
+        rejected = 0
+        for piece in pieces:
+            load(read(piece.path))
+            rejected += _keep_rejects(ctx, piece)
+    reject(ctx, [(line_no, CUT_REASON, text) for line_no, text in cut_lines])
+    return rejected + len(cut_lines)
+
+
+def _split_at_cut_lines(
+    ctx: SourceContext,
+    read: Callable[[Path], duckdb.DuckDBPyRelation],
+    has_header: bool,
+    starts_record: Callable[[bytes], bool] | None,
+    folder: Path,
+) -> tuple[list[Piece], list[tuple[int, str]]]:
+    """Pieces without cut lines, and the cut lines themselves as (line number, text)."""
+    header = _first_line(ctx.file) if has_header else b""
+    pieces: list[Piece] = []
+    cut_lines: list[tuple[int, str]] = []
+    current = Piece(ctx.file)
+    while True:
+        _drop_rejects(ctx)
+        read(current.path).aggregate("count(*)").fetchall()  # a dry read: only its rejects count
+        position = _first_cut(ctx, current.path, starts_record)
+        _drop_rejects(ctx)
+        if position is None:
+            pieces.append(current)
+            return pieces, cut_lines
+        number = len(pieces)
+        before, after = folder / f"piece-{number}-before.csv", folder / f"piece-{number}-after.csv"
+        cut_text, lines_before = _cut(current.path, position, header, before, after)
+        cut_line = current.line_offset + lines_before + 1
+        if lines_before > 0:  # else the cut line is the piece's first: nothing before it to read
+            pieces.append(Piece(before, current.line_offset))
+        cut_lines.append((cut_line, cut_text))
+        # the piece after: its header line (if any) is not a line of the source
+        current = Piece(after, cut_line - (1 if has_header else 0))
+
+
+def _cut(path: Path, position: int, header: bytes, before: Path, after: Path) -> tuple[str, int]:
+    """Write the bytes before the line at `position` and those after it; (that line, lines before it)."""
+    opener = gzip.open if is_gzip(path) else open
+    lines_before = 0
+    with opener(path, "rb") as source, open(before, "wb") as first:
+        remaining = position - 1  # DuckDB's byte positions count from 1
+        while remaining > 0:
+            chunk = source.read(min(COPY_CHUNK, remaining))
+            if not chunk:
+                break
+            lines_before += chunk.count(b"\n")
+            first.write(chunk)
+            remaining -= len(chunk)
+        cut_line = source.readline()
+        with open(after, "wb") as second:
+            second.write(header)
+            shutil.copyfileobj(source, second, COPY_CHUNK)
+    return cut_line.decode("utf-8", errors="replace").rstrip("\r\n"), lines_before
+
+
+def _first_line(path: Path) -> bytes:
+    opener = gzip.open if is_gzip(path) else open
+    with opener(path, "rb") as handle:
+        return handle.readline()
+
+
+def _has_rejects(ctx: SourceContext) -> bool:
+    return ctx.con.execute(
+        "select count(*) from duckdb_tables() where table_name = 'reject_errors' and temporary"
+    ).fetchone()[0] > 0
+
+
+def _drop_rejects(ctx: SourceContext) -> None:
+    ctx.con.execute("drop table if exists reject_errors")
+    ctx.con.execute("drop table if exists reject_scans")
+
+
+def _first_cut(ctx: SourceContext, path: Path, starts_record: Callable[[bytes], bool] | None) -> int | None:
+    """Byte position of the first rejected record that is a cut line (see the module's docstring)."""
+    if not _has_rejects(ctx):
+        return None
+    found = ctx.con.execute(
+        "select distinct line_byte_position from reject_errors "
+        "where error_type = 'UNQUOTED VALUE' or contains(csv_line, chr(10)) order by 1"
+    ).fetchall()
+    for (position,) in found:
+        if starts_record is None or starts_record(_line_after(path, position)):
+            return position
+    return None
+
+
+def _line_after(path: Path, position: int) -> bytes:
+    """The physical line after the one that starts at DuckDB's byte `position` (counted from 1)."""
+    opener = gzip.open if is_gzip(path) else open
+    with opener(path, "rb") as handle:
+        handle.seek(position - 1)
+        handle.readline()
+        return handle.readline()
+
+
+def _keep_rejects(ctx: SourceContext, piece: Piece) -> int:
+    """Move the records DuckDB refused (`store_rejects`) into rejected_lines, one per physical line."""
+    if not _has_rejects(ctx):
+        return 0
+    _number_by_physical_line(ctx, piece)
+    ctx.con.execute(
+        model_sql("intermediate/int_csv_rejects"),
+        {"run_id": ctx.manifest.run_id, "host": ctx.source.host, "path": ctx.source.path},
+    )
+    count = ctx.con.execute("select count(distinct line) from reject_errors").fetchone()[0]
+    _drop_rejects(ctx)
+    return count
+
+
+def _number_by_physical_line(ctx: SourceContext, piece: Piece) -> None:
+    """Give rejected records the source's physical line number instead of DuckDB's record number.
+
+    DuckDB's `reject_errors.line` counts records, so every quoted multi-line field before a bad record
+    shifts it; `line_byte_position` is exact, and one pass counting newlines turns it into a line number.
+    """
+    found = ctx.con.execute("select distinct line_byte_position from reject_errors").fetchall()
+    positions = sorted(position for (position,) in found)
+    if not positions:
+        return
+    lines = [line + piece.line_offset for line in _line_numbers_at(piece.path, positions)]
+    ctx.con.from_df(pd.DataFrame({"position": positions, "line_no": lines})).create_view(
+        "reject_physical_lines", replace=True
+    )
+    ctx.con.execute(
+        "update reject_errors set line = m.line_no from reject_physical_lines as m "
+        "where reject_errors.line_byte_position = m.position"
+    )
+    ctx.con.execute("drop view reject_physical_lines")
+
+
+def _line_numbers_at(path: Path, positions: list[int]) -> list[int]:
+    """1-based line numbers of sorted byte offsets (of the decompressed text for a gzip file)."""
+    opener = gzip.open if is_gzip(path) else open
+    result: list[int] = []
+    line, base, index = 1, 0, 0
+    with opener(path, "rb") as handle:
+        while index < len(positions):
+            chunk = handle.read(COPY_CHUNK)
+            if not chunk:
+                break
+            end, offset = base + len(chunk), 0
+            while index < len(positions) and positions[index] < end:
+                target = positions[index] - base
+                line += chunk.count(b"\n", offset, target)
+                offset = target
+                result.append(line)
+                index += 1
+            line += chunk.count(b"\n", offset)
+            base = end
+    return result + [line] * (len(positions) - len(result))
