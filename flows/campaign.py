@@ -1,4 +1,9 @@
-"""Prefect flow: run a whole campaign — provision, monitor, iterate, collect, store, ingest, always tear down."""
+"""Prefect flow: run a whole campaign — provision, monitor, iterate, collect, store, ingest, always tear down.
+
+Every step is a task run of its own in the UI. The closing steps run whatever happened (`finally`), and
+`finish` then does what a cancelled flow could not get to, so the stage is always torn down and the
+bundle always written.
+"""
 
 from __future__ import annotations
 
@@ -6,31 +11,35 @@ import time
 from pathlib import Path
 from typing import Any
 
-from prefect import flow, get_run_logger, task
+from prefect import flow, get_run_logger
 from prefect.artifacts import (
     create_markdown_artifact,
     create_progress_artifact,
     update_progress_artifact,
 )
-from prefect.cache_policies import NO_CACHE
 from pydantic import BaseModel, Field
 
 from tasks.campaign.locks import stage_lock
 from tasks.campaign.ramp import planned_steps, stop_reason
-from tasks.campaign.run import (
-    CampaignRun,
-    check_hosts,
-    finish,
-    mark_failed,
-    open_run,
-    provision_stage,
-    run_iteration,
-    start_all_monitors,
+from tasks.campaign.run import CampaignRun, finish, mark_failed, open_run
+from tasks.campaign.steps import (
+    bundle_task,
+    check_hosts_task,
+    collect_task,
+    iteration_task,
+    provision_task,
+    start_monitors_task,
+    stop_monitors_task,
+    teardown_task,
 )
-from tasks.publish import store_and_ingest
+from tasks.report.steps import report_task
 from tasks.settings import WORK_DIR
+from tasks.store.steps import store_task
+from tasks.validate.steps import validate_task
+from tasks.warehouse.steps import ingest_task
+from tasks.warehouse.verdicts import verdicts_markdown
 
-_ACTIVE: dict[str, CampaignRun] = {}
+_ACTIVE: dict[str, CampaignRun] = {}  # the run of this process, for the cancellation hook
 
 
 class RunOverrides(BaseModel):
@@ -46,31 +55,7 @@ class RunOverrides(BaseModel):
         """The overrides as dotted campaign keys."""
         named = {"load.duration_s": self.duration_s, "load.pause_s": self.pause_s, "load.steps": self.steps,
                  "load.ramp.max_steps": self.max_steps}
-        return {**{k: v for k, v in named.items() if v is not None}, **self.extra}  # the run of this process, for the cancellation hook
-
-
-@task(name="check-hosts", cache_policy=NO_CACHE)
-def check_hosts_task(run: CampaignRun) -> None:
-    """Connect to every host and check its tools."""
-    check_hosts(run)
-
-
-@task(name="provision", cache_policy=NO_CACHE)
-def provision_task(run: CampaignRun) -> None:
-    """Bring the stage up: uploads, commands, the service, health waits, background load."""
-    provision_stage(run)
-
-
-@task(name="start-monitors", cache_policy=NO_CACHE)
-def monitors_task(run: CampaignRun) -> None:
-    """Start vmstat, jstat and docker stats samplers on every host."""
-    start_all_monitors(run)
-
-
-@task(name="iteration", task_run_name="iteration-{index}", cache_policy=NO_CACHE)
-def iteration_task(run: CampaignRun, index: int, step: dict[str, Any]) -> float:
-    """One load step on all its generators; returns its throughput (calls/s, from the tool's summary)."""
-    return run_iteration(run, index, step).calls_per_s
+        return {**{k: v for k, v in named.items() if v is not None}, **self.extra}
 
 
 def _teardown_on_cancel(flow, flow_run, state) -> None:
@@ -91,35 +76,80 @@ def campaign_flow(
     """Run one campaign end to end and return its run_id; the bundle is stored and ingested even on failure."""
     from prefect.runtime import flow_run
 
-    logger = get_run_logger()
     run = open_run(Path(campaign_file), Path(work_dir), (overrides or RunOverrides()).dotted())
     _ACTIVE[str(flow_run.id)] = run
-    logger.info("run %s: bundle in %s", run.run_id, run.bundle)
-    steps = planned_steps(run.campaign.load)
+    get_run_logger().info("run %s: bundle in %s", run.run_id, run.bundle)
     progress = create_progress_artifact(0.0, key=f"campaign-{run.campaign.campaign}".lower(), description=run.run_id)
     try:
         with stage_lock(run.campaign.stage):
             check_hosts_task(run)
             provision_task(run)
-            monitors_task(run)
-            for index, step in enumerate(steps, start=1):
-                if index > 1:
-                    time.sleep(run.campaign.load.pause_s)
-                calls_per_s = iteration_task(run, index, step)
-                logger.info("iteration %d %s: %.1f calls/s", index, step, calls_per_s)
-                update_progress_artifact(progress, 100.0 * index / len(steps))
-                run.stop_reason = stop_reason(run.campaign.load, run.results, run.campaign.requirements)
-                if run.stop_reason:
-                    logger.info("stopping: %s", run.stop_reason)
-                    break
+            start_monitors_task(run)
+            run_iterations(run, progress)
     except BaseException as exc:
         mark_failed(run, exc)
         raise
     finally:
-        finish(run)
-        report = store_and_ingest(run, warehouse)
+        close_stage(run)
+        publish(run, warehouse, work_dir)
         update_progress_artifact(progress, 100.0)
-        create_markdown_artifact(key=f"run-{run.campaign.campaign}".lower(), markdown=report,
-                                 description=f"campaign run {run.run_id}")
         _ACTIVE.pop(str(flow_run.id), None)
     return run.run_id
+
+
+def run_iterations(run: CampaignRun, progress) -> None:
+    """The planned steps in order, until the ramp's stop rule says the load stopped paying off."""
+    steps = planned_steps(run.campaign.load)
+    for index, step in enumerate(steps, start=1):
+        if index > 1:
+            time.sleep(run.campaign.load.pause_s)
+        calls_per_s = iteration_task(run, index, step)
+        get_run_logger().info("iteration %d %s: %.1f calls/s", index, step, calls_per_s)
+        update_progress_artifact(progress, 100.0 * index / len(steps))
+        run.stop_reason = stop_reason(run.campaign.load, run.results, run.campaign.requirements)
+        if run.stop_reason:
+            get_run_logger().info("stopping: %s", run.stop_reason)
+            return
+
+
+def close_stage(run: CampaignRun) -> None:
+    """Stop monitors, collect, tear down, write run.yaml: each a task, each tried; `finish` does what is left."""
+    try:
+        for step in (stop_monitors_task, collect_task, teardown_task, bundle_task):
+            step(run, return_state=True)
+    finally:
+        finish(run)
+
+
+def publish(run: CampaignRun, warehouse: str | None, work_dir: str) -> None:
+    """Store the bundle, load it, check its data, build the report; a summary artifact says what happened.
+
+    A store that stays unavailable leaves the complete bundle in the local work folder and fails the flow
+    after the rest is done, so the run says where its logs are.
+    """
+    lines = [f"# Run `{run.run_id}`", "", f"Status: **{run.status}**" + (f" — {run.status_reason}" if run.status_reason else "")]
+    lines += ([f"\nStopped: {run.stop_reason}"] if run.stop_reason else []) + [f"- {p}" for p in run.problems]
+    stored = store_task(str(run.bundle), run.run_id, run.campaign.store, return_state=True)
+    bundle_uri = stored.result(raise_on_failure=False) if stored.is_completed() else run.bundle.resolve().as_uri()
+    lines.append(f"\nBundle stored: {bundle_uri}" if stored.is_completed()
+                 else f"\nBundle NOT stored ({stored.message}); every file is kept in {run.bundle}")
+    if not run.iterations:
+        lines.append("\nNo iteration ran: nothing to ingest.")
+    else:
+        ingested = ingest_task(str(run.bundle), warehouse, bundle_uri, return_state=True)
+        if ingested.is_completed():
+            report = ingested.result()
+            lines.append("\n" + verdicts_markdown(report.verdicts))
+            checked = validate_task(run.run_id, warehouse, str(Path(work_dir) / "reports" / run.run_id), return_state=True)
+            lines.append("\n" + (checked.result().markdown() if checked.is_completed() else
+                                 f"Validation could not run ({checked.message}); re-run `perfcampaign validate {run.run_id}`."))
+            built = report_task(run.run_id, warehouse, run.campaign.store, work_dir, return_state=True)
+            lines.append("\n" + (built.result() if built.is_completed() else f"Report could not be built ({built.message})"))
+        else:
+            lines.append(f"\nIngest failed: {ingested.message}. Re-run `perfcampaign ingest {run.bundle}` once fixed.")
+    text = "\n".join(lines)
+    print(text)
+    create_markdown_artifact(key=f"run-{run.campaign.campaign}".lower(), markdown=text,
+                             description=f"campaign run {run.run_id}")
+    if not stored.is_completed():
+        stored.result()  # the store's error fails the flow, now that everything else is done

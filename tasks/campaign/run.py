@@ -1,9 +1,9 @@
-"""One campaign run from start to finish, as plain functions the Prefect flow calls in order.
+"""One campaign run from start to finish, as plain functions the Prefect tasks of the flow call in order.
 
 State lives in `CampaignRun`: the validated campaign, the open transports, the iterations actually run
-and every source collected so far. Whatever happens, `finish` stops the monitors, collects every file it
-can, tears the stage down and writes the bundle's `run.yaml` with `status` and the reason, so a run that
-failed half way still keeps every log it got and can be ingested later.
+and every source collected so far. The closing phases (stop monitors, collect, tear down, write run.yaml)
+are each done once: the flow runs them as tasks, and `finish` does whatever a failed or cancelled flow
+left undone, so a run that failed half way still keeps every log it got and can be ingested later.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-import yaml
-
+from tasks.bundle.manifest import Iteration, Manifest, Source
+from tasks.bundle.writer import write_manifest
 from tasks.campaign.spec import Campaign, load_campaign
 from tasks.loadtools.base import LoadTool, StepResult
 from tasks.loadtools.jmeter import JMeterTool
@@ -41,11 +41,6 @@ TOOL_CHECKS = {"k6": "{binary} version", "jmeter": "{binary} --version"}
 MONITOR_CHECKS = {"vmstat": "vmstat -V", "jstat": "command -v jstat", "docker_stats": "docker version --format '{{.Client.Version}}'"}
 
 
-def iso(moment: datetime) -> str:
-    """UTC ISO-8601 with milliseconds, as bundles store times."""
-    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 @dataclass
 class CampaignRun:
     """Everything one run knows; the flow passes it from step to step."""
@@ -58,14 +53,18 @@ class CampaignRun:
     transports: dict[str, Transport] = field(default_factory=dict)
     tool: LoadTool | None = None
     monitors: list[StartedMonitor] = field(default_factory=list)
-    iterations: list[dict[str, Any]] = field(default_factory=list)
+    iterations: list[Iteration] = field(default_factory=list)
     results: list[StepResult] = field(default_factory=list)
-    sources: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     status: str = "completed"
     status_reason: str | None = None
     stop_reason: str | None = None
-    finished: bool = False
+    done: set[str] = field(default_factory=set)  # closing phases already carried out
+
+    @property
+    def finished(self) -> bool:
+        return "manifest" in self.done
 
 
 def open_run(campaign_file: Path, data_dir: Path, overrides: dict[str, Any] | None = None) -> CampaignRun:
@@ -115,6 +114,14 @@ def start_all_monitors(run: CampaignRun) -> None:
     run.monitors = start_monitors(run.campaign.monitors, run.transports, run.run_dir)
 
 
+def _add_sources(run: CampaignRun, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Record collected files as manifest sources (role from the host unless the collector set one)."""
+    roles = {name: host.role for name, host in run.campaign.hosts.items()}
+    run.sources += [Source(**{**found_source, "role": found_source.get("role") or roles.get(found_source["host"], "sut")})
+                    for found_source in found]
+    return found
+
+
 def run_iteration(run: CampaignRun, index: int, step: dict[str, Any]) -> StepResult:
     """One iteration on all its generators at once: start, wait, record the times, collect, summarise."""
     load = run.campaign.load
@@ -127,15 +134,19 @@ def run_iteration(run: CampaignRun, index: int, step: dict[str, Any]) -> StepRes
         run.tool.wait(running, timeout_s=load.duration_s * 2 + 120)
     finally:
         ended_at = datetime.now(timezone.utc)
-        run.iterations.append({"index": index, "start": iso(started_at), "end": iso(ended_at), "load": step})
-        run.sources += run.tool.collect(index, running, run.bundle)
-    result = run.tool.summarize(index, step, (ended_at - started_at).total_seconds(), run.bundle,
-                                [s for s in run.sources if s.get("iteration") == index])
+        run.iterations.append(Iteration(index=index, start=_ms(started_at), end=_ms(ended_at), load=step))
+        collected = _add_sources(run, run.tool.collect(index, running, run.bundle))
+    result = run.tool.summarize(index, step, (ended_at - started_at).total_seconds(), run.bundle, collected)
     run.results.append(result)
     dead = background_alive(run.campaign.provision, run.transports, run.run_dir)
     if dead:
         run.problems += [f"during iteration {index}: {d}" for d in dead]
     return result
+
+
+def _ms(moment: datetime) -> datetime:
+    """Bundles keep times to the millisecond."""
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
 
 
 def mark_failed(run: CampaignRun, exc: BaseException) -> None:
@@ -159,50 +170,76 @@ def _collect_background_logs(run: CampaignRun) -> None:
                 run.problems.append(f"{step.host}: could not collect {remote}: {exc}")
                 continue
             if step.results and local != f"{step.background}.log":
-                run.sources.append({**step.results, "host": step.host, "path": f"{step.host}/{local}",
-                                    "role": "loadgen", "declared_rate_per_s": step.declared_rate_per_s})
+                _add_sources(run, [{**step.results, "host": step.host, "path": f"{step.host}/{local}",
+                                    "role": "loadgen", "declared_rate_per_s": step.declared_rate_per_s}])
 
 
-def finish(run: CampaignRun) -> Path:
-    """Stop monitors, collect every file, tear down (always), write run.yaml; returns the bundle folder."""
-    if run.finished:
-        return run.bundle
-    run.finished = True
-    try:
+def _once(run: CampaignRun, phase: str) -> bool:
+    """True the first time a closing phase is asked for: each is done once, by its task or by `finish`."""
+    if phase in run.done:
+        return False
+    run.done.add(phase)
+    return True
+
+
+def stop_all_monitors(run: CampaignRun) -> None:
+    """Stop the samplers and the background processes, so that their files are complete."""
+    if _once(run, "stop"):
         run.problems += stop_monitors(run.monitors, run.transports)
-        run.problems += stop_background(run.campaign.provision, run.transports, run.run_dir)  # their files complete
+        run.problems += stop_background(run.campaign.provision, run.transports, run.run_dir)
+
+
+def collect_files(run: CampaignRun) -> None:
+    """Copy every monitor's and background process's file into the bundle."""
+    if _once(run, "collect"):
         sources, missed = collect_monitors(run.monitors, run.transports, run.bundle)
-        run.sources = sources + run.sources
+        load_sources, run.sources = run.sources, []  # monitors first in the manifest, as they cover every iteration
+        _add_sources(run, sources)
+        run.sources += load_sources
         run.problems += [f"not collected: {m}" for m in missed + (run.tool.missing if run.tool else [])]
         _collect_background_logs(run)
-    finally:
+
+
+def teardown_stage(run: CampaignRun) -> None:
+    """Teardown steps (always tried, every one), then the connections are closed."""
+    if _once(run, "teardown"):
         try:
             run.problems += teardown(run.campaign.provision, run.campaign.teardown, run.transports, run.run_dir, REPO)
         finally:
             for transport in run.transports.values():
                 transport.close()
-            write_manifest(run)
+
+
+def record_bundle(run: CampaignRun) -> Path:
+    """The bundle's run.yaml, typed: the iterations actually run, every source collected, the status."""
+    if _once(run, "manifest"):
+        write_manifest(run.bundle, manifest_of(run))
     return run.bundle
 
 
-def write_manifest(run: CampaignRun) -> Path:
-    """The bundle's run.yaml (format 1) with the iterations actually run, the hosts' roles and the status."""
-    roles = {name: host.role for name, host in run.campaign.hosts.items()}
-    manifest = {
-        "format": 1,
-        "run_id": run.run_id,
-        "campaign": run.campaign.campaign,
-        "scenario": run.campaign.scenario,
-        "labels": run.campaign.labels,
-        "timezone": "UTC",
-        "status": run.status,
-        "status_reason": "; ".join(filter(None, [run.status_reason, run.stop_reason, *run.problems])) or None,
-        "iterations": run.iterations,
-        "requirements": [req.model_dump(exclude_none=True) for req in run.campaign.requirements],
-        "thresholds": run.campaign.thresholds,
-        "capacity": run.campaign.capacity.model_dump(),
-        "sources": [{**source, "role": source.get("role") or roles.get(source["host"], "sut")} for source in run.sources],
-    }
-    path = run.bundle / "run.yaml"
-    path.write_text(yaml.safe_dump(manifest, sort_keys=False, width=4096), encoding="utf-8")
-    return path
+def manifest_of(run: CampaignRun) -> Manifest:
+    """The run as a bundle manifest (format 1)."""
+    fields = dict(
+        format=1, run_id=run.run_id, campaign=run.campaign.campaign, scenario=run.campaign.scenario,
+        labels=run.campaign.labels, timezone="UTC", status=run.status,
+        status_reason="; ".join(filter(None, [run.status_reason, run.stop_reason, *run.problems])) or None,
+        iterations=run.iterations, requirements=run.campaign.requirements, sources=run.sources,
+        thresholds=run.campaign.thresholds, capacity=run.campaign.capacity,
+    )
+    if not run.iterations or not run.sources:
+        # Nothing ran, or nothing could be collected: not a loadable bundle, but the record of why is kept.
+        return Manifest.model_construct(**fields)
+    return Manifest(**fields)
+
+
+def finish(run: CampaignRun) -> Path:
+    """Every closing phase not done yet, in order, each tried whatever the one before did."""
+    try:
+        stop_all_monitors(run)
+        collect_files(run)
+    finally:
+        try:
+            teardown_stage(run)
+        finally:
+            record_bundle(run)
+    return run.bundle

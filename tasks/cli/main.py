@@ -9,14 +9,19 @@ from typing import Annotated, Optional
 
 import duckdb
 import typer
+import yaml
 
+from tasks.bundle.manifest import ManifestError
 from tasks.cli.compare import compare_command
 from tasks.cli.output import FormatOption, write_rows
 from tasks.cli.report import report_command, report_location
+from tasks.cli.summary import print_ingest_report
 from tasks.cli.validate import validate_command
 from tasks.settings import DEMO_CAMPAIGN, WORK_DIR
 from tasks.warehouse.connection import WarehouseError, open_warehouse, warehouse_path
+from tasks.warehouse.ingest import IngestError, ingest_bundle
 from tasks.warehouse.models import model_sql
+from tasks.warehouse.sources.base import SourceError
 
 # Offline machines: Prefect's telemetry would only print errors; its first start migrates a database.
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -54,9 +59,6 @@ def ingest(
     warehouse: WarehouseOption = None,
 ) -> None:
     """Load a perflog bundle; re-ingesting a run_id replaces it in one transaction."""
-    from tasks.cli.summary import print_ingest_report
-    from tasks.warehouse.ingest import ingest_bundle
-
     report = ingest_bundle(bundle, warehouse_path(warehouse))
     print_ingest_report(report)
 
@@ -105,8 +107,6 @@ app.command("compare")(compare_command)
 
 def _overrides(values: list[str]) -> dict:
     """`--set load.duration_s=5` pairs; values are YAML (`load.steps=[{vus: 1}]`)."""
-    import yaml
-
     parsed = {}
     for item in values:
         key, sep, value = item.partition("=")
@@ -128,7 +128,7 @@ def run(
     work_dir: WorkOption = Path(WORK_DIR),
 ) -> None:
     """Run a campaign now through Prefect: stage up, iterations, collect, store, ingest, teardown."""
-    from flows.campaign import RunOverrides, campaign_flow
+    from flows.campaign import RunOverrides, campaign_flow  # heavy: Prefect takes seconds to import
 
     chosen = RunOverrides(extra=_overrides(overrides))
     typer.echo(campaign_flow(str(campaign), chosen, str(warehouse_path(warehouse)), str(work_dir)))
@@ -141,7 +141,7 @@ def demo(
     work_dir: WorkOption = Path(WORK_DIR),
 ) -> None:
     """Run the demo campaign (two JVM echo services, k6, vmstat, jstat) end to end and show the result."""
-    from flows.campaign import RunOverrides, campaign_flow
+    from flows.campaign import RunOverrides, campaign_flow  # heavy: Prefect takes seconds to import
 
     typer.echo("running campaigns/demo.yaml: ~4 iterations of 20 s, under 3 minutes", err=True)
     campaign_file = DEMO_CAMPAIGN
@@ -158,7 +158,7 @@ def serve(
     campaigns: Annotated[Optional[list[Path]], typer.Argument(help="campaign files (default: campaigns/*.yaml)")] = None,
 ) -> None:
     """Serve the deployments: one scheduled per campaign file, plus `campaign/adhoc` for the Prefect UI."""
-    from flows.deployments import serve_campaigns
+    from flows.deployments import serve_campaigns  # heavy: Prefect takes seconds to import
 
     serve_campaigns(campaigns)
 
@@ -168,10 +168,6 @@ app.command("validate")(validate_command)
 
 def main() -> None:
     """Console entry point: known failures become one line on stderr and exit code 1."""
-    from tasks.bundle.manifest import ManifestError
-    from tasks.warehouse.ingest import IngestError
-    from tasks.warehouse.sources.base import SourceError
-
     try:
         app()
     except (IngestError, ManifestError, SourceError, WarehouseError, duckdb.Error, FileNotFoundError) as exc:

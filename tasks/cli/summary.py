@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from tasks.warehouse.ingest import IngestReport
+from tasks.warehouse.verdicts import verdict_word
 
 
 def print_ingest_report(report: IngestReport) -> None:
@@ -16,8 +17,7 @@ def print_ingest_report(report: IngestReport) -> None:
     for source in report.sources:
         for note in source.notes:  # most readers name the file in their notes already
             typer.echo(f"  {note}" if note.startswith(f"{source.path}:") else f"  {source.path}: {note}")
-    for requirement, side, metric, op, threshold, measured, passed, up_to, up_to_cps in report.verdicts:
-        verdict = "not judged" if passed is None else ("holds" if passed else "BROKEN")
-        worst = "no data" if measured is None else f"worst {measured:.4g}"
-        reach = f", holds up to iteration {up_to} ({up_to_cps:.1f} calls/s)" if up_to is not None else ""
-        typer.echo(f"  {requirement}: {side} {metric} {op} {threshold:g}: {verdict} ({worst}{reach})")
+    for v in report.verdicts:
+        worst = "no data" if v.measured is None else f"worst {v.measured:.4g}"
+        reach = f", holds up to {v.reach}" if v.reach else ""
+        typer.echo(f"  {v.requirement_id}: {v.rule}: {verdict_word(v.passed, 'shout')} ({worst}{reach})")

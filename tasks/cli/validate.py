@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import typer
 
 from tasks.cli.output import FormatOption, write_rows
+from tasks.validate.run import ValidationError, validate_run
 from tasks.warehouse.connection import warehouse_path
 
 
@@ -22,8 +23,6 @@ def validate_command(
     fmt: FormatOption = "table",
 ) -> None:
     """Check a run's data against the suites in expectations/; exit 1 when a critical expectation fails."""
-    from tasks.validate.run import ValidationError, validate_run
-
     typer.echo(f"validating {run_id} (Great Expectations takes a few seconds to load)", err=True)
     try:
         summary = validate_run(warehouse_path(warehouse), run_id, out)

@@ -16,8 +16,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from tasks.report import sections, sections_more
+from tasks.report.charts import all_charts
 from tasks.report.data import ReportData, load_report_data
+from tasks.report.fmt import is_missing
+from tasks.report.html import esc, page
+from tasks.report.junit import junit_xml
+from tasks.report.summary import summary_json, summary_markdown
 from tasks.settings import VALIDATION_PAGE
+from tasks.store.base import StoreError
+from tasks.store.factory import open_store
 from tasks.warehouse.connection import open_warehouse
 from tasks.warehouse.models import model_sql
 
@@ -38,10 +46,6 @@ class ReportFiles:
 
 def render_html(data: ReportData, generated_at: datetime) -> str:
     """The whole report page."""
-    from tasks.report import sections, sections_more
-    from tasks.report.charts import all_charts
-    from tasks.report.html import esc, page
-
     charts = all_charts(data)
     parts = [
         ("summary", "Summary", sections.summary(data)),
@@ -64,9 +68,6 @@ def render_html(data: ReportData, generated_at: datetime) -> str:
 
 def write_report(data: ReportData, folder: Path) -> ReportFiles:
     """Write the four report files of `data` into `folder`."""
-    from tasks.report.junit import junit_xml
-    from tasks.report.summary import summary_json, summary_markdown
-
     folder.mkdir(parents=True, exist_ok=True)
     _keep_validation_page(data, folder)
     generated_at = datetime.now(timezone.utc)
@@ -147,9 +148,6 @@ def create_artifacts(files: ReportFiles, uri: str) -> bool:
         create_table_artifact,
     )
 
-    from tasks.report.fmt import is_missing
-    from tasks.report.summary import summary_markdown
-
     data = files.data
     key = _artifact_key(f"report-{data.run['campaign']}")
     create_markdown_artifact(key=key, markdown=summary_markdown(data, uri), description=f"report of {files.run_id}")
@@ -174,9 +172,6 @@ def publish_run_report(run_id: str, warehouse: Path, store_config, work_dir: Pat
     the report at any time, so a report that cannot be made is said loudly here rather than failing a run
     whose measurements are good.
     """
-    from tasks.store.base import StoreError
-    from tasks.store.factory import open_store
-
     try:
         files = build_report(Path(warehouse), run_id, Path(work_dir) / "reports" / run_id)
         uri, where = files.path("html").resolve().as_uri(), ""

@@ -8,6 +8,7 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from tasks.report.compare import compare_runs, requirement_changes
 from tasks.warehouse.models import model_sql
 
 MAX_LABELS = 8
@@ -127,8 +128,6 @@ def load_report_data(
 
 def _compare_with_baseline(con: duckdb.DuckDBPyConnection, data: ReportData, named: str | None) -> None:
     """Fill the comparison with the named baseline, else the run's default one (when there is one)."""
-    from tasks.report.compare import compare_runs, requirement_changes
-
     run_id = data.run["run_id"]
     baseline = named or default_baseline(con, run_id, data.run)
     if baseline is None:

@@ -9,6 +9,7 @@ from tasks.report.data import ReportData
 from tasks.report.fmt import is_missing, metric_unit, number
 from tasks.report.html import Column, esc, figure, status_cell, table
 from tasks.report.summary import overall_verdict, summary_sentences
+from tasks.warehouse.verdicts import verdict_word
 
 
 def header(data: ReportData) -> str:
@@ -60,7 +61,7 @@ def requirements(data: ReportData) -> str:
             if r is None or is_missing(r["measured"]):
                 cells.append('<span class="skip">no data</span>')
                 continue
-            word = "not judged" if is_missing(r["passed"]) else ("holds" if r["passed"] else "broken")
+            word = verdict_word(r["passed"])
             cells.append(f"{esc(number(r['measured'], metric_unit(r['metric'])))}<br>"
                          f"{status_cell(word)} <span class=muted>{esc(number(r['calls_per_s'], 'calls/s'))}</span>")
         rows.append(cells)

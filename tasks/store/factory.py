@@ -10,9 +10,7 @@ def open_store(config: StoreConfig | None = None) -> BundleStore:
     """The store a config describes; S3 credentials are resolved on first use, not here."""
     config = config or StoreConfig()
     if config.scheme == "s3":
-        from tasks.store.s3 import (
-            S3Store,  # heavy optional dependency: boto3 is only imported for S3 stores
-        )
+        from tasks.store.s3 import S3Store  # heavy: boto3 is imported for S3 stores only
 
         return S3Store(config)
     return LocalStore(config.local_root)

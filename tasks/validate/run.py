@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 import time
-import traceback
 import warnings
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -26,6 +24,7 @@ import pandas as pd
 
 from tasks.settings import EXPECTATIONS_DIR, VALIDATION_PAGE
 from tasks.validate.gx import ExpectationOutcome, run_suites
+from tasks.validate.page import write_validation_page
 from tasks.warehouse.clock_skew import DEFAULT_MAX_SKEW_S
 from tasks.warehouse.connection import open_warehouse, transaction
 from tasks.warehouse.models import model_sql
@@ -165,22 +164,7 @@ def validate_run(warehouse: Path, run_id: str, out_dir: Path | None = None) -> V
         with transaction(con):
             _store(con, summary)
             if summary.page is not None:
-                from tasks.validate.page import write_validation_page
 
                 write_validation_page(con, run_id, summary.page)
     summary.seconds = time.perf_counter() - started
     return summary
-
-
-def validation_markdown(run_id: str, warehouse: Path, out_dir: Path | None = None) -> str:
-    """Validate a run and describe the result in Markdown; a validation that cannot run says why instead.
-
-    For the campaign runner, after the ingest: the run's data is already safe in the warehouse and
-    `perfcampaign validate RUN_ID` can be re-run at any time, so no error here may stop the run's report.
-    """
-    try:
-        return validate_run(warehouse, run_id, out_dir).markdown()
-    except Exception as exc:  # noqa: BLE001 - see the docstring
-        traceback.print_exc(file=sys.stderr)
-        return (f"Validation could not run ({type(exc).__name__}: {exc}); "
-                f"re-run `perfcampaign validate {run_id}` once fixed.")

@@ -10,6 +10,7 @@ from prefect.cache_policies import NO_CACHE
 
 from tasks.validate.run import ValidationSummary, validate_run
 from tasks.warehouse.connection import warehouse_path
+from tasks.warehouse.steps import artifact_key
 
 
 def validation_dir(warehouse: Path, run_id: str) -> Path:
@@ -17,11 +18,10 @@ def validation_dir(warehouse: Path, run_id: str) -> Path:
     return Path(warehouse).resolve().parent / "validation" / run_id
 
 
-@task(name="validate-run", cache_policy=NO_CACHE)
+@task(name="validate", task_run_name="validate", cache_policy=NO_CACHE)
 def validate_task(run_id: str, warehouse: str | None = None, out_dir: str | None = None) -> ValidationSummary:
     """Run the data expectations on one run; the Markdown summary becomes an artifact keyed by the run."""
     path = warehouse_path(warehouse)
     summary = validate_run(path, run_id, Path(out_dir) if out_dir else validation_dir(path, run_id))
-    key = f"validation-{run_id}".lower().replace("_", "-").replace(".", "-")
-    create_markdown_artifact(key=key, markdown=summary.markdown(), description=f"data validation of {run_id}")
+    create_markdown_artifact(key=artifact_key("validation", run_id), markdown=summary.markdown(), description=f"data validation of {run_id}")
     return summary

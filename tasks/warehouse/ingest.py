@@ -30,6 +30,7 @@ from tasks.warehouse.connection import (
 )
 from tasks.warehouse.sources import read_source
 from tasks.warehouse.sources.base import SourceContext, SourceError, SourceResult
+from tasks.warehouse.verdicts import Verdict, run_verdicts
 
 
 class IngestError(RuntimeError):
@@ -57,7 +58,7 @@ class IngestReport:
     requests_by_side: dict[str, int] = field(default_factory=dict)
     unmapped_requests: int = 0
     rejected_lines: int = 0
-    verdicts: list[tuple] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
     seconds: float = 0.0
 
 
@@ -218,11 +219,7 @@ def _finish_run(con: duckdb.DuckDBPyConnection, report: IngestReport) -> None:
     report.unmapped_requests, report.rejected_lines = con.execute(
         "select unmapped_requests, rejected_lines from runs where run_id = $run_id", params
     ).fetchone()
-    report.verdicts = con.execute(
-        "select requirement_id, side, metric, op, threshold, measured, passed, holds_up_to_iteration, "
-        "holds_up_to_calls_per_s from verdicts where run_id = $run_id and iteration is null order by requirement_id",
-        params,
-    ).fetchall()
+    report.verdicts = run_verdicts(con, report.run_id)
 
 
 def ingest_bundle(

@@ -78,6 +78,21 @@ def test_demo_campaign_end_to_end(prefect_server, tmp_path):
     # torn down: services gone, the stage's work folder removed
     assert all(_port_closed(port) for port in ports)
     assert not (tmp_path / "stage" / run_id).exists()
+    assert _task_runs(tmp_path / "work") == [
+        "check-hosts", "provision", "start-monitors", "iteration-1", "iteration-2", "stop-monitors", "collect",
+        "teardown", "write-bundle", "store-bundle", "ingest", "validate", "report"]
+
+
+def _task_runs(work_dir: Path) -> list[str]:
+    """The task runs of the campaign flow run that used `work_dir`, in the order they started (Prefect API)."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowFilter, FlowFilterName, FlowRunFilter, FlowRunFilterId
+
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(flow_filter=FlowFilter(name=FlowFilterName(any_=["campaign"])))
+        (flow_run,) = [r for r in runs if r.parameters.get("work_dir") == str(work_dir)]
+        tasks = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run.id])))
+    return [t.name for t in sorted(tasks, key=lambda t: t.start_time or t.expected_start_time)]
 
 
 def test_a_killed_service_fails_the_run_but_keeps_every_log(prefect_server, tmp_path):
