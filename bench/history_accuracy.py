@@ -6,10 +6,11 @@ at random runs: a latency regression (+10-25 % on p95, p99 of iterations 2 and 3
 improvement (-10-25 % on p50 and avg, client side), a capacity drop (-10-25 % calls/s, iteration 3), errors
 appearing (error rate 0 -> 0.5-2 %, iteration 2) and one one-night outlier (x1.5-2 on one latency series).
 Targets: at least 90 % of the shifted (series, run) pairs found at the right run +-1, at most 1 false
-change point, the outlier reported once, as an outlier. Then a timing run: 300 series x 1000 runs.
-Prints one line per seed and the worst of them.
+change point and at most 1 false outlier per campaign, the outlier reported once, as an outlier. Then a
+timing run, 300 series x 1000 runs (each with three 10-25 % shifts and an outlier): under 5 s.
+Prints one line per seed, the worst of them (each count at its worst seed), and the timing run.
 
-    .venv/bin/python bench/history_accuracy.py [--seeds 20] [--runs 40]
+    .venv/bin/python bench/history_accuracy.py [--seeds 50] [--runs 40]
 """
 
 from __future__ import annotations
@@ -24,17 +25,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tasks.history.changepoints import detect  # noqa: E402
+from tasks.history.changepoints import detect
 
 ITERATIONS = (1, 2, 3)
 SIDES = ("server", "client")
-METRICS = ("p50_ms", "p95_ms", "p99_ms", "avg_ms", "calls_per_s", "error_rate")
 LATENCY = {"p50_ms": 1.0, "p95_ms": 2.5, "p99_ms": 4.0, "avg_ms": 1.3}  # times the iteration's p50
 
 
 @dataclass
 class Series:
-    name: str
     level: np.ndarray  # the true level per run, before noise
     noise: float
     shifts: set[int] = field(default_factory=set)
@@ -70,9 +69,9 @@ def campaign(rng: np.random.Generator, runs: int) -> list[Series]:
             base["error_rate"] = 0.002 if it == 3 else 0.0  # only the heaviest load has errors
             for metric, value in base.items():
                 noise = 0.3 if metric == "error_rate" else rng.uniform(0.015, 0.03)  # errors are far noisier
-                series[it, side, metric] = Series(f"{it}/{side}/{metric}", np.full(runs, value), noise)
+                series[it, side, metric] = Series(np.full(runs, value), noise)
     regression, improvement, capacity, errors = rng.choice(np.arange(5, runs - 4), size=4, replace=False)
-    factor = lambda sign: 1 + sign * rng.uniform(0.10, 0.25)  # noqa: E731
+    factor = lambda sign: 1 + sign * rng.uniform(0.10, 0.25)
     for key, s in series.items():
         it, side, metric = key
         if it in (2, 3) and metric in ("p95_ms", "p99_ms"):
@@ -108,23 +107,32 @@ def score(rng: np.random.Generator, all_series: list[Series]) -> Score:
     result = Score(seconds=time.perf_counter() - started)
     for s, changes in zip(all_series, reports):
         at = {c.index for c in changes if c.kind == "change"}
-        hit = {t for t in s.shifts if at & {t - 1, t, t + 1}}
-        near = {i for i in at if any(abs(i - t) <= 1 for t in s.shifts)}
+        found = _matched(s.shifts, at)
         outliers = {c.index for c in changes if c.kind == "outlier"}
         result.shifted += len(s.shifts)
-        result.found += len(hit)
-        result.false_changes += len(at - near)
+        result.found += found
+        result.false_changes += len(at) - found
         result.outliers += len(s.outliers)
         result.outliers_found += len(outliers & s.outliers)
         result.false_outliers += len(outliers - s.outliers)
     return result
 
 
+def _matched(shifts: set[int], at: set[int]) -> int:
+    """Shifts found at their run +-1, each by its own change: a second change next to a shift is false."""
+    free = set(at)
+    for t in sorted(shifts):
+        near = sorted(free & {t - 1, t, t + 1}, key=lambda i: abs(i - t))
+        if near:
+            free.remove(near[0])
+    return len(at) - len(free)
+
+
 def long_histories(rng: np.random.Generator, count: int, runs: int) -> list[Series]:
     """`count` series of `runs` nights, each with 3 shifts of 10-25 % and one outlier, for the timing."""
     histories = []
-    for k in range(count):
-        s = Series(f"long/{k}", np.full(runs, 100.0), rng.uniform(0.015, 0.03))
+    for _ in range(count):
+        s = Series(np.full(runs, 100.0), rng.uniform(0.015, 0.03))
         for run in np.sort(rng.choice(np.arange(10, runs - 10, 20), size=3, replace=False)):
             s.shift(int(run), 1 + rng.choice([-1, 1]) * rng.uniform(0.10, 0.25))
         _add_outlier(rng, [s])
@@ -134,15 +142,29 @@ def long_histories(rng: np.random.Generator, count: int, runs: int) -> list[Seri
 
 def line(label: str, r: Score) -> str:
     return (
-        f"{label:>10}  found {r.found:3d}/{r.shifted:<3d} ({r.recall:6.1%})  false changes {r.false_changes:2d}"
-        f"  outliers as outliers {r.outliers_found}/{r.outliers}  false outliers {r.false_outliers:2d}"
+        f"{label:>9}  found {r.found:3d}/{r.shifted:<3d} ({r.recall:6.1%})  false changes {r.false_changes}"
+        f"  outliers as outliers {r.outliers_found}/{r.outliers}  false outliers {r.false_outliers}"
         f"  {r.seconds * 1000:7.1f} ms"
+    )
+
+
+def worst(results: list[Score]) -> Score:
+    """Each count at its worst seed (so not one seed's line)."""
+    least = min(results, key=lambda r: r.recall)
+    return Score(
+        shifted=least.shifted,
+        found=least.found,
+        false_changes=max(r.false_changes for r in results),
+        outliers=min(results, key=lambda r: r.outliers_found).outliers,
+        outliers_found=min(r.outliers_found for r in results),
+        false_outliers=max(r.false_outliers for r in results),
+        seconds=max(r.seconds for r in results),
     )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=20)
+    parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument("--runs", type=int, default=40, help="nightly runs per campaign")
     args = parser.parse_args()
 
@@ -151,25 +173,16 @@ def main() -> int:
         rng = np.random.default_rng(seed)
         results.append(score(rng, campaign(rng, args.runs)))
         print(line(f"seed {seed}", results[-1]))
-    worst = Score(
-        shifted=1,
-        found=0,
-        false_changes=max(r.false_changes for r in results),
-        outliers=1,
-        outliers_found=min(r.outliers_found for r in results),
-        false_outliers=max(r.false_outliers for r in results),
-        seconds=max(r.seconds for r in results),
-    )
-    worst_recall = min(results, key=lambda r: r.recall)
-    worst.shifted, worst.found = worst_recall.shifted, worst_recall.found
-    print(line("worst", worst))
+    bad = worst(results)
+    print(line("worst", bad))
 
     rng = np.random.default_rng(20261202)
     timing = score(rng, long_histories(rng, 300, 1000))
     print(line("300x1000", timing))
-    ok = worst.recall >= 0.9 and worst.false_changes <= 1 and worst.outliers_found == 1 and worst.false_outliers <= 1
-    print("targets met" if ok else "TARGETS MISSED")
-    return 0 if ok else 1
+    met = bad.recall >= 0.9 and bad.false_changes <= 1 and bad.false_outliers <= 1
+    met = met and bad.outliers_found == bad.outliers and timing.seconds < 5
+    print("targets met" if met else "TARGETS MISSED")
+    return 0 if met else 1
 
 
 if __name__ == "__main__":

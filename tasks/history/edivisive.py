@@ -9,7 +9,8 @@ interval by indexing, where the direct sums would cost O(n³) per interval.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
+from itertools import pairwise
 
 import numpy as np
 
@@ -35,7 +36,7 @@ def qhat(w: np.ndarray, start: int, stop: int) -> np.ndarray:
     within_y = w[taus, kappas]
     between = w[start, kappas] - within_x - within_y
     # A one-point side has no pairs: its within-sum is 0, so any finite divisor leaves its term at 0.
-    q = (2 * between - 2 * m * within_x / np.maximum(n - 1, 1) - 2 * n * within_y / np.maximum(m - 1, 1)) / (n + m)
+    q = 2 * (between - m * within_x / np.maximum(n - 1, 1) - n * within_y / np.maximum(m - 1, 1)) / (n + m)
     return np.where(m > 0, q, -np.inf)
 
 
@@ -57,7 +58,7 @@ def bisect(z: np.ndarray, significant: Callable[[np.ndarray, np.ndarray], bool])
     bounds = [0, len(z)]
     candidates: dict[tuple[int, int], tuple[int, float]] = {}
     while True:
-        for start, stop in zip(bounds, bounds[1:]):
+        for start, stop in pairwise(bounds):
             if stop - start >= 2 and (start, stop) not in candidates:
                 candidates[start, stop] = best_split(w, start, stop)
         if not candidates:
