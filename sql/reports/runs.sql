@@ -1,4 +1,4 @@
--- Report query behind `perfcampaign runs`: one line per run, newest first.
+-- Report query behind `perfcampaign runs`: one line per run, newest first; the verdict by sql/macros/run_verdict.sql.
 select
     run_id,
     campaign,
@@ -9,14 +9,11 @@ select
     (select count(*) from iterations where iterations.run_id = runs.run_id) as iterations,
     (select count(*) from requests where requests.run_id = runs.run_id) as requests,
     rejected_lines,
-    (
-        select case
-            when count(*) filter (where passed is not null) = 0 then 'not judged'
-            when bool_and(passed) filter (where passed is not null) then 'pass'
-            else 'FAIL'
-        end
-        from verdicts
-        where verdicts.run_id = runs.run_id and verdicts.iteration is null
+    run_verdict(
+        runs.status,
+        (select success from validations where validations.run_id = runs.run_id),
+        (select count(passed) from verdicts where verdicts.run_id = runs.run_id and verdicts.iteration is null),
+        (select bool_and(passed) from verdicts where verdicts.run_id = runs.run_id and verdicts.iteration is null)
     ) as verdict
 from runs
 order by started_at desc

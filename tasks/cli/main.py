@@ -95,6 +95,9 @@ def show(
     if not rows:
         fail(f"no run {run_id!r} with requests in {warehouse_path(warehouse)} (see `perfcampaign runs`)")
     write_rows(columns, rows, fmt, title=f"{run_id}: requests per iteration (times in ms)")
+    _, ((verdict, status, reason),) = _query(warehouse, model_sql("reports/run_verdict"), params)
+    if fmt == "table":
+        typer.echo(f"\n{run_id}: {verdict}" + (f" (run {status}: {reason})" if verdict.startswith("RUN") else ""))
     columns, rows = _query(warehouse, model_sql("reports/show_verdicts"), params)
     if rows:
         typer.echo("")

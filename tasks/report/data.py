@@ -104,6 +104,7 @@ def load_report_data(
     if row is None:
         raise ReportError(f"no run {run_id!r} in the warehouse (see `perfcampaign runs`)")
     run = dict(zip([d[0] for d in cursor.description], row))
+    run["verdict"] = con.execute(model_sql("reports/run_verdict"), params).fetchone()[0]
     data = ReportData(run=run, validation_page=validation_page)
     for name in ("report_iterations", "report_iteration_table", "report_status_table", "report_minutes",
                  "report_host_samples"):

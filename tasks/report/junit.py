@@ -1,4 +1,6 @@
-"""JUnit XML of a run's verdicts for CI systems: one testcase per requirement and iteration.
+"""JUnit XML of a run's verdicts for CI systems: the run itself, then one testcase per requirement and iteration.
+
+The run's own testcase fails when the run failed, was cancelled or its data failed a critical expectation.
 
 A broken requirement is a `failure`, an iteration where it was not judged (no requests on its side, or
 under `min_calls_per_s`) is `skipped`; the message quotes the measured value and the limit.
@@ -21,7 +23,12 @@ def junit_xml(data: ReportData) -> str:
     loads = dict(zip(iterations["iteration"], iterations["load"]))
     seconds = dict(zip(iterations["iteration"], iterations["duration_s"]))
     suite = ET.Element("testsuite", name=f"perfcampaign.{run['campaign']}", hostname="perfcampaign")
-    counts = {"tests": 0, "failures": 0, "skipped": 0}
+    counts = {"tests": 1, "failures": 0, "skipped": 0}
+    run_case = ET.SubElement(suite, "testcase", classname=f"{run['run_id']}.run", name="run verdict")
+    if run["verdict"] in ("RUN FAILED", "RUN CANCELLED", "DATA FAILED"):
+        message = f"{run['verdict']}: {run['status_reason'] or 'a critical data expectation failed'}"
+        ET.SubElement(run_case, "failure", message=message, type="RunNotValid").text = message
+        counts["failures"] += 1
     for row in per_iteration.to_dict("records"):
         iteration = int(row["iteration"])
         unit = metric_unit(row["metric"])

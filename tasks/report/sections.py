@@ -16,7 +16,7 @@ def header(data: ReportData) -> str:
     """Run id, verdict, campaign, time window, bundle and labels."""
     run = data.run
     verdict = overall_verdict(data)
-    badge = {"pass": "pass", "FAIL": "fail", "DATA FAILED": "fail"}.get(verdict, "skip")
+    badge = "pass" if verdict == "pass" else "skip" if verdict == "not judged" else "fail"
     labels = run.get("labels") or {}
     label_text = " · labels " + ", ".join(f"{k}={v}" for k, v in labels.items()) if labels else ""
     return (

@@ -25,14 +25,9 @@ def data_failed(data: ReportData) -> bool:
 
 
 def overall_verdict(data: ReportData) -> str:
-    """pass, FAIL, DATA FAILED or not judged: the requirements overview row of `conclusions`, unless the
-    data itself failed its expectations (then nothing is presented as passing)."""
-    if data_failed(data):
-        return "DATA FAILED"
-    rows = data["conclusions"]
-    overview = rows[rows["topic"] == "requirements"]
-    status = overview["status"].iloc[0] if not overview.empty else "not judged"
-    return {"holds": "pass", "broken": "FAIL"}.get(status, "not judged")
+    """RUN FAILED, RUN CANCELLED, DATA FAILED, FAIL, pass or not judged: `run_verdict` of the warehouse
+    (sql/macros/run_verdict.sql), so the report never says pass where `perfcampaign runs` would not."""
+    return data.run["verdict"]
 
 
 def _n(count: int, one: str, many: str) -> str:

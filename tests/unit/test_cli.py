@@ -123,3 +123,25 @@ def test_show_keeps_three_significant_digits_under_10_ms(tmp_path):
     shown = run("show", "micro", "-w", str(warehouse), "-f", "json")
     row = [r for r in json.loads(shown.stdout) if r["host"] == "app"][0]
     assert (row["avg"], row["p50"], row["p90"], row["max"]) == (0.045, 0.045, 0.049, 0.05)  # numpy: 45, 45, 49 µs
+
+
+def test_runs_never_calls_a_failed_run_a_pass(tmp_path):
+    """Every requirement holds, but the load tool exited 104: `runs`, `show`, the report and JUnit say so."""
+    samples = Path(__file__).parents[1] / "data" / "samples" / "bundle-echo"
+    manifest = yaml.safe_load((samples / "run.yaml").read_text())
+    sources = [s for s in manifest["sources"] if s["kind"] == "access_log"]
+    files = {s["path"]: samples / s["path"] for s in sources}
+    warehouse = str(tmp_path / "w.duckdb")
+    for run_id, status in (("good-run", "completed"), ("bad-run", "failed")):
+        bundle = write_bundle(tmp_path / run_id, files, sources, manifest["iterations"], manifest["requirements"][:1],
+                              run_id=run_id, status=status, status_reason="k6 on loadgen exited with 104")
+        assert run("ingest", str(bundle), "--warehouse", warehouse).returncode == 0
+    listed = {row["run_id"]: row["verdict"] for row in csv.DictReader(io.StringIO(
+        run("runs", "--warehouse", warehouse, "--format", "csv").stdout))}
+    assert listed == {"good-run": "pass", "bad-run": "RUN FAILED"}
+    shown = run("show", "bad-run", "--warehouse", warehouse).stdout
+    assert "bad-run: RUN FAILED (run failed: k6 on loadgen exited with 104)" in shown
+    assert run("report", "bad-run", "--warehouse", warehouse, "--out", str(tmp_path / "r")).returncode == 0
+    junit = (tmp_path / "r" / "junit.xml").read_text()
+    assert 'type="RunNotValid"' in junit and "k6 on loadgen exited with 104" in junit
+    assert "RUN FAILED" in (tmp_path / "r" / "summary.md").read_text().splitlines()[0]

@@ -46,8 +46,9 @@ def test_html_is_self_contained_and_says_the_verdicts(broken):
 
 def test_junit_has_one_testcase_per_requirement_and_iteration(broken):
     root = ET.fromstring(broken.path("junit").read_text())
-    cases = root.findall("./testsuite/testcase")
-    assert len(cases) == 4 * 4 and root.get("tests") == "16"
+    run_case, *cases = root.findall("./testsuite/testcase")
+    assert (run_case.get("name"), run_case.find("failure")) == ("run verdict", None)  # a completed run
+    assert len(cases) == 4 * 4 and root.get("tests") == "17"
     failed = [(c.get("classname"), c.get("name")) for c in cases if c.find("failure") is not None]
     assert failed == [("broken-1.avg-under-250", "iteration 3 (vus=30)"), ("broken-1.avg-under-250", "iteration 4 (vus=40)")]
     skipped = [c for c in cases if c.find("skipped") is not None]
@@ -79,7 +80,7 @@ def test_saturated_and_passing_runs(report_warehouse, tmp_path):
     passed = build_report(report_warehouse, "pass-1", tmp_path / "pass", compare=False)
     assert '<span class="badge pass">pass</span>' in passed.path("html").read_text()
     root = ET.fromstring(passed.path("junit").read_text())
-    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("9", "0", "0")
+    assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("10", "0", "0")  # 9 + the run
 
 
 def test_expectation_results_absent_or_present(report_warehouse, tmp_path):
