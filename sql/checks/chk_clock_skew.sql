@@ -1,5 +1,5 @@
 -- Data expectations on clocks: every server host's clock agrees with the load generator's. One row per
--- server host of the run as measured at ingest (see int_clock_skew.sql).
+-- server host of the run as measured at ingest (see sql/base/clock_skew.sql).
 -- grain: one row per (run_id, host)
 -- upstream: clock_skew
 with final as (

@@ -1,5 +1,5 @@
 -- Data expectations on k6: its end-of-test summary agrees with what its raw points give (see
--- int_k6_summary_checks.sql). agrees is NULL when the bundle has no raw points to compare with.
+-- sql/base/k6_summary_checks.sql). agrees is NULL when the bundle has no raw points to compare with.
 -- grain: one row per (run_id, path, metric)
 -- upstream: k6_summary_checks
 with final as (

@@ -1,10 +1,11 @@
 -- Rows of the sources placed by corrected time (clock_corrections: access logs and self-stamped host
 -- metrics of a host whose clock is corrected) that belong to another iteration once placed that way:
 -- start <= written time - skew_s < end. Written times stay as written: only the facts' `iteration` is
--- updated from this table (tasks/clock_skew.py).
--- grain: one row per moved row; fact_table 'request' (request_facts) or 'sample' (host_sample_facts)
--- upstream: clock_corrections, request_facts, host_sample_facts, iteration_buckets (sql/macros)
-create or replace temp table clock_moves as
+-- updated from this table (tasks/warehouse/clock_skew.py).
+-- materialized: table
+-- grain: fact_table, fact_rowid -- one row per moved row; fact_table 'request' (request_facts) or 'sample'
+-- (host_sample_facts)
+-- upstream: clock_corrections, request_facts, host_sample_facts, iteration_buckets
 with movable_sources as (
     select * from clock_corrections($run_id)
 ),

@@ -1,5 +1,6 @@
 -- The thresholds the health findings judge by: the manifest's `thresholds:` map, else these defaults.
--- grain: one row (the run being built)
+-- materialized: table
+-- grain: none (one row: the run being built)
 -- upstream: runs
 with settings as (
     select manifest -> 'thresholds' as given from runs where run_id = $run_id

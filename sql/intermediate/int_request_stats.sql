@@ -1,6 +1,7 @@
 -- Request statistics of one run at the three grains the public marts show, computed in one pass.
 -- Percentiles are exact and interpolate linearly between closest ranks (quantile_cont, as numpy's default).
--- grain: one row per (run_id, iteration, side, host, status_code) grouping set, see `grain`
+-- materialized: table
+-- grain: run_id, grain, iteration, side, host, status_code -- one row per grouping set, named by `grain`
 -- upstream: requests, iterations, runs
 with requests as (
     select side, host, iteration, status_code, elapsed_ms, is_error

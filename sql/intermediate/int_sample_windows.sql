@@ -4,8 +4,9 @@
 -- sample there: events before it are not seen). A series with no sample inside the iteration has no row.
 -- Lines of one file are in time order, so "last" = highest line number. Times are placed as the samples'
 -- iterations are: by written time - skew for the sources clock_corrections names, else as written.
--- grain: one row per (source_key, series, iteration); series is the container ('' for vmstat and jstat)
--- upstream: host_sample_facts, iterations, clock_corrections (sql/macros)
+-- materialized: table
+-- grain: source_key, series, iteration -- series is the container ('' for vmstat and jstat)
+-- upstream: host_sample_facts, iterations, clock_corrections
 with samples as (
     select
         facts.source_key,

@@ -1,5 +1,5 @@
 -- How badly a server's per-second request series and the client's, shifted by one candidate skew, disagree
--- (int_clock_skew.sql): the total variation distance between the two as shares, plus the share of the
+-- (clock_skew.sql): the total variation distance between the two as shares, plus the share of the
 -- server's requests the client did not send in the compared span. 0 = identical. An aggregate over the
 -- compared seconds of one candidate; client_total, client_in_span and server_total are that candidate's.
 -- upstream: none

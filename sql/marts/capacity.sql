@@ -6,8 +6,10 @@
 -- (default 0.5) times its load gain. An iteration whose load did not rise is not judged.
 -- `knee_iteration` is the iteration before the first one that does not scale (the last load the service
 -- still absorbed in proportion); `saturated` is null when no step could be judged.
--- grain: one row per (run_id, side)
--- upstream: runs, iterations, iteration_summary, load_text (sql/macros)
+-- materialized: incremental
+-- unique_key: run_id
+-- grain: run_id, side
+-- upstream: runs, iterations, iteration_summary, load_text
 with options as (
     select
         manifest -> 'capacity' ->> 'load_key' as load_key,

@@ -1,7 +1,9 @@
 -- Public mart: the load tool's response time against the service's own, per iteration. The gap is time
 -- the service's access log does not see: network, connection setup, queues in front of the service and
 -- the load generator itself. Only iterations with requests on both sides have a row.
--- grain: one row per (run_id, iteration)
+-- materialized: incremental
+-- unique_key: run_id
+-- grain: run_id, iteration
 -- upstream: iteration_summary
 with client as (
     select * from iteration_summary where run_id = $run_id and side = 'client'

@@ -4,7 +4,9 @@
 -- per side: the knee and the highest throughput), `client_server` (the iteration with the largest gap
 -- between the load tool's and the service's response time), `health` (an overview row, then one row per
 -- finding that is not ok). The report prints these sentences as they are: numbers are formatted here once.
--- grain: one row per (run_id, topic, subject)
+-- materialized: incremental
+-- unique_key: run_id
+-- grain: run_id, topic, subject
 -- upstream: verdicts, capacity, client_server_gap, health_findings
 with verdicts as (
     select * from verdicts where run_id = $run_id

@@ -8,8 +8,10 @@
 -- pinned file without times. `restarts` counts the samples where a counter went down.
 -- mem_trend_bytes_per_h is the least-squares slope of memory use over time, fitted within each life of the
 -- container (between restarts) with one common slope (NULL without times): a restart's drop is not a trend.
--- grain: one row per (run_id, host, container, iteration), iteration NULL for the whole run
--- upstream: host_sample_facts, host_metric_sources, int_sample_windows, counter_increase (sql/macros)
+-- materialized: incremental
+-- unique_key: run_id
+-- grain: run_id, host, container, iteration -- iteration NULL for the whole run
+-- upstream: host_sample_facts, host_metric_sources, int_sample_windows, counter_increase
 with docker as (
     select facts.*, sources.host, sources.role
     from host_sample_facts as facts

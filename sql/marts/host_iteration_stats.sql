@@ -1,7 +1,9 @@
 -- Public mart: CPU, run queue and block I/O of every host with vmstat samples, per iteration. Statistics
 -- leave out vmstat's first row (the average since boot). Every such host gets a row for every iteration:
 -- samples = 0 and NULL statistics where it has none there.
--- grain: one row per (run_id, iteration, host)
+-- materialized: incremental
+-- unique_key: run_id
+-- grain: run_id, iteration, host
 -- upstream: host_samples, host_metric_sources, iterations
 with samples as (
     select *

@@ -1,7 +1,8 @@
 -- Public view: every host and JVM metric sample of every run (vmstat, jstat -gc, docker stats), one row per
 -- sample with the columns of its kind (the others NULL). vmstat's first row (is_since_boot) is the average
 -- since boot: statistics leave it out. sampled_at is NULL only for docker stats written without timestamps.
--- grain: one row per (run_id, source_path, line_no, container)
+-- materialized: view
+-- grain: run_id, source_path, line_no, container
 -- upstream: host_sample_facts, host_metric_sources
 select
     sources.run_id,

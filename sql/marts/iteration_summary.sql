@@ -1,5 +1,7 @@
 -- Public mart: per-iteration request statistics at the side level; calls_per_s = calls / duration_s.
--- grain: one row per (run_id, iteration, side)
+-- materialized: incremental
+-- unique_key: run_id
+-- grain: run_id, iteration, side
 -- upstream: int_request_stats
 with stats as (
     select * from int_request_stats where run_id = $run_id and grain = 'side'

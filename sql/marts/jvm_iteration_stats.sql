@@ -3,7 +3,9 @@
 -- end minus the counter at the last sample before its start (int_sample_windows). gc_overhead_pct is GC time
 -- over the wall-clock time between those two samples. Heap figures come from the samples inside the iteration.
 -- Every JVM gets a row for every iteration: samples = 0 and NULL figures where it has none there.
--- grain: one row per (run_id, iteration, host, source_path); one JVM per jstat file
+-- materialized: incremental
+-- unique_key: run_id
+-- grain: run_id, iteration, host, source_path -- one JVM per jstat file
 -- upstream: host_sample_facts, host_metric_sources, iterations, int_sample_windows
 with jvms as (
     select source_key, host, role, path as source_path

@@ -1,6 +1,8 @@
 -- Public mart: requests per minute for time-series charts, with the iteration most of the minute's calls
 -- belong to (null when most fall outside every iteration).
--- grain: one row per (run_id, side, host, minute_at)
+-- materialized: incremental
+-- unique_key: run_id
+-- grain: run_id, side, host, minute_at
 -- upstream: requests
 with requests as (
     -- the minute by integer arithmetic: date_trunc on a timestamptz goes through ICU (3 s per 10 M rows)

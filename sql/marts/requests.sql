@@ -1,5 +1,6 @@
 -- Public view: every request of every run, server side (access logs) and client side (load tools).
--- grain: one row per request
+-- materialized: view
+-- grain: none (one row per request)
 -- upstream: request_facts, sources
 select
     sources.run_id,

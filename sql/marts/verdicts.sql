@@ -1,7 +1,9 @@
 -- Public mart: every requirement judged at every iteration of its side, plus one whole-run line
 -- (iteration null) that says whether it holds at every judged iteration and up to which load it holds.
 -- An iteration is judged when its side reached min_calls_per_s; otherwise `passed` is null.
--- grain: one row per (run_id, requirement_id, iteration), iteration null for the whole-run line
+-- materialized: incremental
+-- unique_key: run_id
+-- grain: run_id, requirement_id, iteration -- iteration null for the whole-run line
 -- upstream: requirements, iterations, iteration_summary
 with requirements as (
     select * from requirements where run_id = $run_id

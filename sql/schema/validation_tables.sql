@@ -1,7 +1,7 @@
 -- Base tables of clock skew and data expectations. All timestamps UTC; replaced with the run (RUN_TABLES).
 
 -- How far each server host's clock is from the reference clock (the load generator), measured from the
--- requests both sides logged (sql/intermediate/int_clock_skew.sql). Filled by the ingest, in its transaction.
+-- requests both sides logged (sql/base/clock_skew.sql). Filled by the ingest, in its transaction.
 -- Positive skew_s: the host's clock is ahead of the reference. Rows of a host with is_corrected are placed
 -- in iterations by (written time - skew_s); their times stay as written.
 -- grain: one row per (run_id, host)

@@ -1,11 +1,12 @@
 -- Parses one access log's raw columns into requests (server side).
--- grain: one row per logged request
--- upstream: raw_access_log (view made by tasks/sources/access_log.py: the file read by DuckDB's CSV
---           reader with the columns the server's pattern says; absent fields are NULL),
---           load_context (duration_to_ms, time_is_end of this source)
+-- materialized: view
+-- grain: none (one row per logged request)
+-- upstream: raw_access_log, load_context
+-- raw_access_log: view made by tasks/warehouse/sources/access_log.py: the file read by DuckDB's CSV reader
+-- with the columns the server's pattern says; absent fields are NULL.
+-- load_context: duration_to_ms, time_is_end of this source.
 -- %t is written in local time with its offset ('+0100]'): UTC = written time - offset. A log whose time
 -- marks the END of the request (nginx $time_local) gets started_at = logged time - elapsed.
-create or replace temp view stg_access_log__requests as
 with raw as (
     select * from raw_access_log
 ),

@@ -1,10 +1,11 @@
 -- Docker stats samples as host samples: one row per container per frame (table) or per JSON line.
--- grain: one row per (docker stats line, container)
--- upstream: raw_docker_stats (view made by tasks/sources/docker_stats.py: sizes already in bytes (memory
---           from binary units, network and block I/O from decimal units), percentages as numbers, NULL
---           for docker's `--`, written_at from the last timestamp line before the sample (UTC) or NULL)
+-- materialized: view
+-- grain: line_no, container -- one row per (docker stats line, container)
+-- upstream: raw_docker_stats
+-- raw_docker_stats: view made by tasks/warehouse/sources/docker_stats.py: sizes already in bytes (memory
+-- from binary units, network and block I/O from decimal units), percentages as numbers, NULL for docker's
+-- `--`, written_at from the last timestamp line before the sample (UTC) or NULL.
 -- Samples without a time stay NULL here: they count for the whole run only.
-create or replace temp macro stg_docker_stats__samples() as table
 with raw as (
     select * from raw_docker_stats
 ),

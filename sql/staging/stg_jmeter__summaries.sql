@@ -1,10 +1,11 @@
 -- Parses the summariser lines of a jmeter.log (already split into fields by tasks/sources/jmeter_log.py).
--- grain: one row per summariser line of one log file
--- upstream: raw_jmeter_summaries (frame registered by the reader: line_no, logged_local (no zone, NULL
---           when the line had no time prefix, as on stdout), summariser (its name), kind, and the numbers
---           as printed), load_context (zone: the manifest's time zone)
+-- materialized: view
+-- grain: line_no -- one row per summariser line of one log file
+-- upstream: raw_jmeter_summaries, load_context
+-- raw_jmeter_summaries: frame registered by the reader: line_no, logged_local (no zone, NULL when the line
+-- had no time prefix, as on stdout), summariser (its name), kind, and the numbers as printed.
+-- load_context: zone, the manifest's time zone.
 -- The log's time prefix is wall-clock time in the manifest's zone.
-create or replace temp view stg_jmeter__summaries as
 with raw as (
     select * from raw_jmeter_summaries
 ),

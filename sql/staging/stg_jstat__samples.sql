@@ -1,18 +1,28 @@
 -- Parses `jstat -gc` lines into JVM samples: jstat's columns become names with units, and lines that carry
 -- no time of their own are placed from the manifest.
--- grain: one row per jstat data line
--- upstream: raw_jstat (view made by tasks/sources/jstat.py: one row per data line with its values by header
---           name, uptime_s from `-t` (seconds since JVM start), written_at from an ISO prefix (UTC) or NULL,
---           sample_no = k counting data lines from 0)
+-- materialized: table -- the settings are bound parameters; the rows, parsed in Python, are few
+-- grain: line_no -- one row per jstat data line
+-- upstream: raw_jstat
+-- raw_jstat: view made by tasks/warehouse/sources/jstat.py: one row per data line with its values by header
+-- name, uptime_s from `-t` (seconds since JVM start), written_at from an ISO prefix (UTC) or NULL,
+-- sample_no = k counting data lines from 0.
+-- $first_sample_at, $jvm_started_at, $started_at, $interval_s: the source's options.
 -- Time: written_at, else first_sample_at + (uptime - uptime of the first line), else jvm_started_at + uptime,
 -- else started_at + k * interval_s. Sizes are KB as jstat prints them; counts and times since JVM start;
 -- survivor = S0 + S1; gc_time_s is GCT (young + full + concurrent pauses).
-create or replace temp macro stg_jstat__samples(first_sample_at, jvm_started_at, started_at, interval_s) as table
 with raw as (
     select
         *,
         arg_min(uptime_s, line_no) over () as first_uptime_s
     from raw_jstat
+),
+
+settings as (
+    select
+        $first_sample_at::timestamptz as first_sample_at,
+        $jvm_started_at::timestamptz as jvm_started_at,
+        $started_at::timestamptz as started_at,
+        $interval_s::double as interval_s
 ),
 
 final as (
@@ -46,6 +56,7 @@ final as (
         (ygc + coalesce(fgc, 0) - lag(ygc + coalesce(fgc, 0)) over (order by line_no))::bigint
             as gc_count_since_previous
     from raw
+    cross join settings
 )
 
 select * from final

@@ -1,13 +1,14 @@
 -- Parses JMeter samples (a CSV or XML JTL) into client-side requests.
--- grain: one row per top-level sample of one JTL file
--- upstream: raw_jtl (view made by tasks/sources/jtl.py over DuckDB's CSV reader, or over the samples of an
---           XML JTL: timeStamp, elapsed, label, responseCode, success, bytes; absent columns are NULL),
---           load_context (zone: the manifest's time zone)
+-- materialized: view
+-- grain: none (one row per top-level sample of one JTL file)
+-- upstream: raw_jtl, load_context
+-- raw_jtl: view made by tasks/warehouse/sources/jtl.py over DuckDB's CSV reader, or over the samples of an
+-- XML JTL: timeStamp, elapsed, label, responseCode, success, bytes; absent columns are NULL.
+-- load_context: zone, the manifest's time zone.
 -- timeStamp is the sample START. Epoch milliseconds (BIGINT) are UTC; a formatted time (TIMESTAMP, no
 -- zone) is wall-clock time in the manifest's zone. The column's type picks the branch when the view is
 -- bound, so only one conversion runs per row.
 -- is_error is JMeter's own verdict (`success` negated: assertions count), not the HTTP status.
-create or replace temp view stg_jtl__samples as
 with raw as (
     select * from raw_jtl
 ),

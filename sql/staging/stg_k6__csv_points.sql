@@ -1,8 +1,9 @@
 -- Parses one k6 `--out csv` file into requests (client side), whatever its k6 version wrote.
--- grain: one row per http_req_duration row of the file
--- upstream: raw_k6_csv (view made by tasks/sources/k6.py: the file read by DuckDB's CSV reader, every
---           column as text, named by the file's own header; lines it cannot split go to rejects)
---           k6_is_error (sql/macros)
+-- materialized: view
+-- grain: none (one row per http_req_duration row of the file)
+-- upstream: raw_k6_csv, k6_is_error
+-- raw_k6_csv: view made by tasks/warehouse/sources/k6.py: the file read by DuckDB's CSV reader, every
+-- column as text, named by the file's own header; lines it cannot split go to rejects.
 --
 -- Header: `metric_name,timestamp,metric_value,` then one column per indexed system tag, sorted by name
 -- (which ones depends on the k6 version and the systemTags option), then `extra_tags` (and `metadata`
@@ -15,7 +16,6 @@
 -- (see stg_k6__points.sql), so started_at = timestamp - elapsed_ms. With the default `unix` format the
 -- end is only known to the second: started_at can be up to 1 s early.
 -- is_error: as in stg_k6__points.sql (expected_response, else k6's default 200..399 rule).
-create or replace temp view stg_k6__csv_points as
 with template as (
     -- the columns this model reads, so that a file without some of them still has them (as NULL)
     select

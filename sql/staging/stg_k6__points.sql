@@ -1,9 +1,10 @@
 -- Parses one k6 `--out json` file (NDJSON, gzip or not) into requests (client side).
--- grain: one row per http_req_duration Point, plus one all-NULL row per line that is not a JSON object
---        (is_malformed; the reader loads both in one pass, then deletes and counts the all-NULL rows)
--- upstream: raw_k6_json (view made by tasks/sources/k6.py: the file read by DuckDB's JSON reader with
---           explicit columns and ignore_errors, so no sniffing and no other field is materialised)
---           k6_is_error (sql/macros)
+-- materialized: view
+-- grain: none (one row per http_req_duration Point, plus one all-NULL row per line that is not a JSON
+--        object: is_malformed; the reader loads both in one pass, then deletes and counts the all-NULL rows)
+-- upstream: raw_k6_json, k6_is_error
+-- raw_k6_json: view made by tasks/warehouse/sources/k6.py: the file read by DuckDB's JSON reader with
+-- explicit columns and ignore_errors, so no sniffing and no other field is materialised.
 --
 -- Time: k6 stamps every sample of a request with the END of the request. lib/netext/httpext/tracer.go
 -- (grafana/k6, checked for v1.x): `Tracer.Done()` sets `trail.EndTime = done` (time.Now() when the
@@ -17,7 +18,6 @@
 -- every sample with expected_response = that verdict (lib/netext/httpext/transport.go,
 -- measureAndEmitMetrics). Without the tag (callback disabled, tag removed from systemTags, k6 < 0.31)
 -- we apply k6's default callback: expected = status 200..399 (status 0 = no response).
-create or replace temp view stg_k6__points as
 with lines as (
     select type, metric, data from raw_k6_json
 ),

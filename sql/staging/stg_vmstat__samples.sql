@@ -1,15 +1,24 @@
 -- Parses vmstat rows into host samples: procps-ng's column names become names with units, and rows that
 -- carry no time of their own are placed at started_at + k * interval_s.
--- grain: one row per vmstat data line
--- upstream: raw_vmstat (view made by tasks/sources/vmstat.py: one row per data line with its values by header
---           name, written_at from `-t` or an ISO prefix (UTC) or NULL, sample_no = k counting data lines from 0)
+-- materialized: table -- the settings are bound parameters; the rows, parsed in Python, are few
+-- grain: line_no -- one row per vmstat data line
+-- upstream: raw_vmstat
+-- raw_vmstat: view made by tasks/warehouse/sources/vmstat.py: one row per data line with its values by header
+-- name, written_at from `-t` or an ISO prefix (UTC) or NULL, sample_no = k counting data lines from 0.
+-- $started_at, $interval_s: the source's options; $kib_per_unit: KiB per unit of its `unit` (vmstat -S).
 -- The first data line (k = 0) is the average since boot: kept, flagged is_since_boot, left out of statistics.
 -- Memory is in KiB, si/so in KiB/s (both written in `vmstat -S` units: procps converts them with its
 -- unitConvert, whatever the man page says; converted here with kib_per_unit), bi/bo in 1 KiB blocks/s
 -- (never converted), CPU columns in percent of all CPUs.
-create or replace temp macro stg_vmstat__samples(started_at, interval_s, kib_per_unit) as table
 with raw as (
     select * from raw_vmstat
+),
+
+settings as (
+    select
+        $started_at::timestamptz as started_at,
+        $interval_s::double as interval_s,
+        $kib_per_unit::double as kib_per_unit
 ),
 
 final as (
@@ -41,6 +50,7 @@ final as (
         st as cpu_steal_pct,
         gu as cpu_guest_pct
     from raw
+    cross join settings
 )
 
 select * from final

@@ -1,7 +1,7 @@
 """Clock skew between the hosts of a run, measured from its requests; rows of a skewed host re-placed.
 
 Called by the ingest inside its transaction, after every source is read and before the marts are built.
-For every server host, `sql/intermediate/int_clock_skew.sql` measures how far its clock is from the
+For every server host, `sql/base/clock_skew.sql` measures how far its clock is from the
 reference clock (the client host with the most requests) and writes `clock_skew`. Where a host is off by
 more than `thresholds.clock_skew_max_s` (default 2 s) and the estimate can be trusted, its requests (and
 the host metrics it stamped itself) are placed in iterations by written time - skew: a 30 s skew would
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import duckdb
 
 from tasks.bundle.manifest import Manifest
-from tasks.warehouse.models import model_sql
+from tasks.warehouse.models import build_model, drop_model
 
 DEFAULT_MAX_SKEW_S = 2.0  # thresholds.clock_skew_max_s
 DEFAULT_SEARCH_S = 300  # thresholds.clock_skew_search_s: the largest skew looked for, either way
@@ -40,7 +40,7 @@ class ClockSkew:
 
 
 def skew_parameters(manifest: Manifest) -> dict[str, object]:
-    """The bound parameters of int_clock_skew.sql for one run, thresholds from its manifest."""
+    """The bound parameters of the clock_skew model for one run, thresholds from its manifest."""
     return {
         "run_id": manifest.run_id,
         "threshold_s": float(manifest.thresholds.get("clock_skew_max_s", DEFAULT_MAX_SKEW_S)),
@@ -54,22 +54,22 @@ def skew_parameters(manifest: Manifest) -> dict[str, object]:
 def _apply_moves(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
     """Update the iteration of the moved rows and count them per host in clock_skew."""
     params = {"run_id": run_id}
-    con.execute(model_sql("intermediate/int_clock_moves"), params)
+    build_model(con, "int_clock_moves", params)
     for table, fact_table in (("request_facts", "request"), ("host_sample_facts", "sample")):
         con.execute(
-            f"update {table} set iteration = moves.placed_iteration from clock_moves as moves "
+            f"update {table} set iteration = moves.placed_iteration from int_clock_moves as moves "
             f"where moves.fact_table = '{fact_table}' and {table}.rowid = moves.fact_rowid"
         )
     con.execute(
         "update clock_skew set "
-        "requests_replaced = (select count(*) from clock_moves as m where m.host = clock_skew.host "
+        "requests_replaced = (select count(*) from int_clock_moves as m where m.host = clock_skew.host "
         "and m.fact_table = 'request'), "
-        "samples_replaced = (select count(*) from clock_moves as m where m.host = clock_skew.host "
+        "samples_replaced = (select count(*) from int_clock_moves as m where m.host = clock_skew.host "
         "and m.fact_table = 'sample') "
         "where run_id = $run_id and is_corrected",
         params,
     )
-    con.execute("drop table clock_moves")
+    drop_model(con, "int_clock_moves")
 
 
 def place_by_corrected_clocks(
@@ -77,8 +77,7 @@ def place_by_corrected_clocks(
 ) -> list[ClockSkew]:
     """Measure every server host's clock skew, store it in `clock_skew`, re-place the rows of skewed hosts."""
     params = skew_parameters(manifest)
-    con.execute("delete from clock_skew where run_id = $run_id", {"run_id": manifest.run_id})
-    con.execute(model_sql("intermediate/int_clock_skew"), params)
+    build_model(con, "clock_skew", params)  # replaces the run's rows
     skews = _read(con, manifest.run_id)
     if any(skew.is_corrected for skew in skews):
         _apply_moves(con, manifest.run_id)

@@ -7,7 +7,6 @@ and waits for it instead of failing: two ingests at once run one after the other
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import os
 import sys
 from collections.abc import Iterator
@@ -18,32 +17,14 @@ import duckdb
 
 from tasks.settings import DEFAULT_WAREHOUSE
 from tasks.warehouse.functions import register
-from tasks.warehouse.models import model_sql, models_in
+from tasks.warehouse.models import Model, build_model, drop_model, fingerprint, mart_build_order, run_ddl
 
-# Intermediate models materialised (as temp tables, for one run) before the marts that read them.
-INTERMEDIATE_TABLES = ("int_request_stats", "int_health_thresholds", "int_sample_windows")
-# Public marts in build order (later ones read earlier ones). Views are rebuilt on every open.
-MART_VIEWS = ("requests", "host_samples")
-MART_TABLES = (
-    "iteration_stats",
-    "iteration_status_stats",
-    "iteration_summary",
-    "minute_stats",
-    "verdicts",
-    "host_iteration_stats",
-    "jvm_iteration_stats",
-    "container_stats",
-    "health_findings",
-    "capacity",
-    "client_server_gap",
-    "conclusions",
-)
-# Tables keyed by run_id that a re-ingest replaces (marts included).
-RUN_TABLES = (
+# Base tables keyed by run_id that a re-ingest replaces; the marts' tables are added from their models.
+BASE_RUN_TABLES = (
     "runs", "iterations", "requirements", "rejected_lines", "k6_summary_checks", "jmeter_summaries",
     "host_metric_sources", "host_sample_facts",
     "clock_skew", "expectation_results", "validations",
-) + MART_TABLES
+)
 
 
 class WarehouseError(RuntimeError):
@@ -83,8 +64,7 @@ def _configure(con: duckdb.DuckDBPyConnection, write: bool) -> None:
     con.execute("set enable_progress_bar = false")  # progress is ours to print, on stderr
     if write:
         ensure_schema(con)
-    for name in models_in("macros"):  # expressions the models share, as temporary macros of this connection
-        con.execute(model_sql(name))
+    run_ddl(con, "macros")  # expressions the models share, as temporary macros of this connection
     if not write:
         # A reader only reads the warehouse: no query of `perfcampaign sql` may write a file (COPY ... TO
         # over the warehouse itself) or read others, and none may turn that back on.
@@ -128,62 +108,44 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
-    """Create base tables and public views; mart tables are made on first use."""
-    for name in models_in("schema"):  # base_tables.sql first, then one file per tool
-        con.execute(model_sql(name))
-    for view in MART_VIEWS:
-        con.execute(f"create or replace view {view} as {model_sql('marts/' + view)}")
+    """Create the base tables and the public views; the marts' tables are made by their first build."""
+    run_ddl(con, "schema")  # base_tables.sql first, then one file per tool
+    for name in _marts(mart_build_order(), views=True):
+        build_model(con, name)
 
 
-def _table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    query = "select count(*) from information_schema.tables where table_schema = 'main' and table_name = $name"
-    return con.execute(query, {"name": name}).fetchone()[0] > 0
+def _marts(order: list[Model], views: bool) -> list[str]:
+    """The marts of a build order that are views (remade on every writing connection), or else tables."""
+    return [model.name for model in order if model.layer == "marts" and (model.header.materialized == "view") == views]
 
 
-def _models_fingerprint() -> str:
-    """A hash of every model the marts are built from: when it changes, the marts are rebuilt."""
-    digest = hashlib.sha256()
-    for name in models_in("macros"):
-        digest.update(model_sql(name).encode())
-    for name in INTERMEDIATE_TABLES:
-        digest.update(model_sql(f"intermediate/{name}").encode())
-    for name in MART_TABLES:
-        digest.update(model_sql(f"marts/{name}").encode())
-    return digest.hexdigest()
-
-
-def _build_run_marts(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
-    params = {"run_id": run_id}
-    for model in INTERMEDIATE_TABLES:
-        con.execute(f"create or replace temp table {model} as {model_sql('intermediate/' + model)}", params)
-    for mart in MART_TABLES:
-        sql = model_sql(f"marts/{mart}")
-        if not _table_exists(con, mart):
-            con.execute(f"create table {mart} as select * from ({sql}) limit 0", params)
-        con.execute(f"delete from {mart} where run_id = $run_id", params)
-        con.execute(f"insert into {mart} by name {sql}", params)
-    for model in INTERMEDIATE_TABLES:
-        con.execute(f"drop table {model}")
+def _build_run_marts(con: duckdb.DuckDBPyConnection, order: list[Model], run_id: str) -> None:
+    for model in order:
+        build_model(con, model.name, {"run_id": run_id})
+    for model in order:
+        if model.is_temporary:
+            drop_model(con, model.name)
 
 
 def refresh_marts(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
-    """Rebuild the mart rows of one run from the models in `sql/marts/`.
+    """Rebuild the mart rows of one run from the models in `sql/marts/` (and the intermediates they read).
 
     Marts are derived data: when a model's columns changed since the warehouse was made, every mart
     table is dropped and rebuilt for every run, so old runs never keep a stale shape.
     """
     register(con)
-    fingerprint = _models_fingerprint()
+    order = mart_build_order()
+    models_fingerprint = fingerprint(order)
     stored = con.execute("select value from warehouse_meta where key = 'marts_fingerprint'").fetchone()
-    if stored and stored[0] == fingerprint:
-        _build_run_marts(con, run_id)
+    if stored and stored[0] == models_fingerprint:
+        _build_run_marts(con, order, run_id)
         return
-    for mart in MART_TABLES:
+    for mart in _marts(order, views=False):
         con.execute(f"drop table if exists {mart}")
     for (each_run,) in con.execute("select run_id from runs order by started_at").fetchall():
-        _build_run_marts(con, each_run)
+        _build_run_marts(con, order, each_run)
     con.execute("delete from warehouse_meta where key = 'marts_fingerprint'")
-    con.execute("insert into warehouse_meta values ('marts_fingerprint', $value)", {"value": fingerprint})
+    con.execute("insert into warehouse_meta values ('marts_fingerprint', $value)", {"value": models_fingerprint})
 
 
 def delete_run(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
@@ -195,6 +157,6 @@ def delete_run(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
     )
     con.execute("delete from sources where run_id = $run_id", params)
     existing = {row[0] for row in con.execute("select table_name from information_schema.tables").fetchall()}
-    for table in RUN_TABLES:
+    for table in (*BASE_RUN_TABLES, *_marts(mart_build_order(), views=False)):
         if table in existing:
             con.execute(f"delete from {table} where run_id = $run_id", params)

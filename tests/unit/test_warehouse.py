@@ -1,4 +1,4 @@
-"""The warehouse: re-ingest replaces a run, concurrent ingests wait for each other, marts keep their grain."""
+"""The warehouse: re-ingest replaces a run, concurrent ingests wait for each other (grains: test_models.py)."""
 
 from __future__ import annotations
 
@@ -9,18 +9,11 @@ from datetime import datetime, timedelta, timezone
 import duckdb
 import pytest
 
-from tasks.warehouse.connection import MART_TABLES, WarehouseError, open_warehouse
+from tasks.warehouse.connection import WarehouseError, open_warehouse
 from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
 
 START = datetime(2026, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
-GRAINS = {
-    "iteration_stats": "run_id, iteration, side, host",
-    "iteration_status_stats": "run_id, iteration, side, host, status_code",
-    "iteration_summary": "run_id, iteration, side",
-    "minute_stats": "run_id, side, host, minute_at",
-    "verdicts": "run_id, requirement_id, iteration",
-}
 
 
 def _bundle(root, run_id, calls, hosts=("a", "b")):
@@ -53,17 +46,6 @@ def test_reingest_replaces_the_run_and_keeps_others(tmp_path):
     assert _count(warehouse, "select count(*) from runs") == 2
     assert _count(warehouse, "select count(*) from sources where run_id = 'r1'") == 1
     assert _count(warehouse, "select count(*) from iteration_stats where run_id = 'r1'") == 2
-
-
-def test_every_mart_has_its_declared_grain(tmp_path):
-    warehouse = tmp_path / "w.duckdb"
-    ingest_bundle(_bundle(tmp_path / "r1", "r1", 100), warehouse, progress=lambda m: None)
-    ingest_bundle(_bundle(tmp_path / "r2", "r2", 30), warehouse, progress=lambda m: None)
-    assert set(GRAINS) <= set(MART_TABLES)
-    for mart, key in GRAINS.items():
-        total = _count(warehouse, f"select count(*) from {mart}")
-        distinct = _count(warehouse, f"select count(*) from (select distinct {key} from {mart})")
-        assert total == distinct > 0, mart
 
 
 def test_two_ingests_at_once_both_land(tmp_path):

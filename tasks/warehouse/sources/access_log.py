@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 
 from tasks.bundle.files import is_gzip
-from tasks.warehouse.models import model_sql
+from tasks.warehouse.models import build_model, drop_model
 from tasks.warehouse.sources import csv_pieces
 from tasks.warehouse.sources.access_log_pattern import (
     CLF_TIME_FORMAT,
@@ -109,9 +109,9 @@ def _load(ctx: SourceContext, layout: Layout, raw: duckdb.DuckDBPyRelation) -> N
         duration_to_ms=_duration_to_ms(ctx, layout),
         time_is_end=bool(ctx.option("time_is_end", layout.time_is_end)),
     )
-    ctx.con.execute(model_sql("staging/stg_access_log__requests"))
+    build_model(ctx.con, "stg_access_log__requests")
     load_requests(ctx, ctx.con.view("stg_access_log__requests"))
-    ctx.con.execute("drop view stg_access_log__requests")
+    drop_model(ctx.con, "stg_access_log__requests")
     ctx.con.execute("drop view raw_access_log")
 
 

@@ -1,8 +1,8 @@
 """What every source reader shares: its context, its result, and the two ways rows reach the warehouse.
 
 A request-level reader turns its raw file into a relation with the columns of `REQUEST_COLUMNS`
-(usually by calling its staging macro in `sql/staging/`), then `load_requests` places every row in its
-iteration (`sql/intermediate/int_requests_by_iteration.sql`) and appends it to `request_facts`.
+(usually by building its staging view from `sql/staging/`), then `load_requests` places every row in its
+iteration and appends it to `request_facts` (`sql/base/request_facts.sql`).
 Lines that cannot be read go to `rejected_lines` with their line number: nothing is silently dropped.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 
 from tasks.bundle.manifest import Manifest, Source
-from tasks.warehouse.models import model_sql
+from tasks.warehouse.models import build_model
 
 REQUEST_COLUMNS = ("label", "method", "started_at", "elapsed_ms", "status_code", "is_error", "bytes")
 EXCERPT_CHARS = 200
@@ -67,7 +67,7 @@ class SourceResult:
 def set_load_context(ctx: SourceContext, **settings: Any) -> None:
     """Publish this source's values to SQL as the one-row temp table `load_context`.
 
-    Staging views and `int_requests_by_iteration` read their values from it (run_id, source_key,
+    Staging views and the `request_facts` model read their values from it (run_id, source_key,
     pinned_iteration and any reader `settings`, e.g. `duration_to_ms`). Setting names come from reader
     code, never from input; values are bound parameters.
     """
@@ -87,9 +87,11 @@ def load_requests(ctx: SourceContext, staged: duckdb.DuckDBPyRelation) -> int:
     one makes DuckDB write the whole insert to its WAL at commit (7 s per million rows, duckdb 1.5.5)
     instead of writing row groups straight to the file. So readers build raw relations with the Python
     API (`con.read_csv(path, ...)`), staging models are plain views reading `load_context`, and the
-    insert runs through `staged.query(...)`.
+    `request_facts` model is built without parameters over the view `stg_requests`.
     """
-    staged.query("stg_requests", "insert into request_facts " + model_sql("intermediate/int_requests_by_iteration"))
+    staged.create_view("stg_requests", replace=True)
+    build_model(ctx.con, "request_facts")
+    ctx.con.execute("drop view stg_requests")
     return loaded_rows(ctx)
 
 

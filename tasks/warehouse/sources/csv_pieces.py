@@ -29,7 +29,7 @@ import duckdb
 import pandas as pd
 
 from tasks.bundle.files import is_gzip
-from tasks.warehouse.models import model_sql
+from tasks.warehouse.models import build_model
 from tasks.warehouse.sources.base import SourceContext, reject
 
 CUT_REASON = "UNTERMINATED QUOTE: the line ends inside a quoted field (cut short?); the lines after it are read on"
@@ -168,10 +168,8 @@ def _keep_rejects(ctx: SourceContext, piece: Piece) -> int:
     if not _has_rejects(ctx):
         return 0
     _number_by_physical_line(ctx, piece)
-    ctx.con.execute(
-        model_sql("intermediate/int_csv_rejects"),
-        {"run_id": ctx.manifest.run_id, "host": ctx.source.host, "path": ctx.source.path},
-    )
+    params = {"run_id": ctx.manifest.run_id, "host": ctx.source.host, "path": ctx.source.path}
+    build_model(ctx.con, "rejected_lines", params)
     count = ctx.con.execute("select count(distinct line) from reject_errors").fetchone()[0]
     _drop_rejects(ctx)
     return count

@@ -20,7 +20,7 @@ from datetime import tzinfo
 from typing import Any
 
 from tasks.bundle.files import open_text
-from tasks.warehouse.models import model_sql
+from tasks.warehouse.models import build_model, drop_model
 from tasks.warehouse.sources.base import SourceContext, SourceResult, reject
 from tasks.warehouse.sources.host_metrics import (
     load_samples,
@@ -165,8 +165,9 @@ def read(ctx: SourceContext) -> SourceResult:
     types = {"line_no": "BIGINT", "written_at": "TIMESTAMPTZ", "container": "VARCHAR", "pids": "BIGINT"}
     raw = raw_relation(ctx.con, {name: (types.get(name, "DOUBLE"), values) for name, values in parsed.columns.items()})
     raw.create_view("raw_docker_stats", replace=True)
-    ctx.con.execute(model_sql("staging/stg_docker_stats__samples"))
-    rows, notes = load_samples(ctx, ctx.con.sql("from stg_docker_stats__samples()"), basis)
+    build_model(ctx.con, "stg_docker_stats__samples")
+    rows, notes = load_samples(ctx, ctx.con.view("stg_docker_stats__samples"), basis)
+    drop_model(ctx.con, "stg_docker_stats__samples")
     ctx.con.execute("drop view raw_docker_stats")
     reject(ctx, parsed.rejects)
     if parsed.drafts:

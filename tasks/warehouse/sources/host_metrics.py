@@ -1,9 +1,9 @@
 """What the host-metric readers (vmstat, jstat, docker_stats) share: times, numbers, and the road to the warehouse.
 
 A reader turns its text into columns of raw values (one list per column, Python values, `None` for missing),
-`raw_relation` hands them to DuckDB as a relation, the kind's staging macro renames and casts them and places
-samples without their own time, and `load_samples` puts every sample in its iteration
-(`sql/intermediate/int_host_samples_by_iteration.sql`) and appends it to `host_sample_facts`.
+`raw_relation` hands them to DuckDB as a relation, the kind's staging model renames and casts them and places
+samples without their own time, and `load_samples` puts every sample in its iteration and appends it to
+`host_sample_facts` (`sql/base/host_sample_facts.sql`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import duckdb
 
-from tasks.warehouse.models import model_sql
+from tasks.warehouse.models import build_model
 from tasks.warehouse.sources.base import SourceContext, SourceError
 
 # `2026-12-02T09:46:42.243Z`, `2026-12-02 09:46:42`, `date --iso-8601=ns` (`...42,123456789+00:00`).
@@ -197,11 +197,8 @@ def load_samples(ctx: SourceContext, staged: duckdb.DuckDBPyRelation, time_basis
          "kind": ctx.source.kind, "path": ctx.source.path, "basis": time_basis},
     )
     staged.create_view("stg_host_samples", replace=True)
-    con.execute(
-        "insert into host_sample_facts by name select * from ("
-        + model_sql("intermediate/int_host_samples_by_iteration") + ")",
-        {"run_id": ctx.manifest.run_id, "source_key": ctx.source_key, "pinned_iteration": ctx.source.iteration},
-    )
+    build_model(con, "host_sample_facts",
+                {"run_id": ctx.manifest.run_id, "source_key": ctx.source_key, "pinned_iteration": ctx.source.iteration})
     con.execute("drop view stg_host_samples")
     rows, untimed, outside = con.execute(
         "select count(*), count(*) filter (where sampled_at is null), "

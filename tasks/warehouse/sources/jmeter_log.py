@@ -16,7 +16,7 @@ from __future__ import annotations
 import pandas as pd
 
 from tasks.bundle.jmeter_summariser import COUNT_COLUMNS, NUMBER_COLUMNS, parse_lines
-from tasks.warehouse.models import model_sql
+from tasks.warehouse.models import build_model, drop_model
 from tasks.warehouse.sources.base import (
     SourceContext,
     SourceResult,
@@ -33,9 +33,9 @@ def read(ctx: SourceContext) -> SourceResult:
         return SourceResult(rejected=len(rejects), notes=(f"{ctx.source.path}: no summariser lines",))
     ctx.con.from_df(_frame(rows)).create_view("raw_jmeter_summaries", replace=True)
     set_load_context(ctx, zone=ctx.manifest.timezone, host=ctx.source.host, path=ctx.source.path)
-    ctx.con.execute(model_sql("staging/stg_jmeter__summaries"))
-    ctx.con.execute(model_sql("intermediate/int_jmeter_summaries_by_iteration"))
-    ctx.con.execute("drop view stg_jmeter__summaries")
+    build_model(ctx.con, "stg_jmeter__summaries")
+    build_model(ctx.con, "jmeter_summaries")
+    drop_model(ctx.con, "stg_jmeter__summaries")
     ctx.con.execute("drop view raw_jmeter_summaries")
     untimed = sum(1 for row in rows if row["logged_local"] is None)
     notes = (f"{ctx.source.path}: {untimed} summariser lines without a time prefix (stdout?)",) if untimed else ()

@@ -14,7 +14,7 @@ from datetime import tzinfo
 from typing import Any, Iterable
 
 from tasks.bundle.files import open_text
-from tasks.warehouse.models import model_sql
+from tasks.warehouse.models import build_model, drop_model
 from tasks.warehouse.sources.base import (
     SourceContext,
     SourceError,
@@ -147,13 +147,9 @@ def read(ctx: SourceContext) -> SourceResult:
     types = {"line_no": "BIGINT", "sample_no": "BIGINT", "written_at": "TIMESTAMPTZ"}
     raw = raw_relation(ctx.con, {name: (types.get(name, "DOUBLE"), values) for name, values in parsed.columns.items()})
     raw.create_view("raw_jstat", replace=True)
-    ctx.con.execute(model_sql("staging/stg_jstat__samples"))
-    staged = ctx.con.sql(
-        "from stg_jstat__samples($first_sample_at::timestamptz, $jvm_started_at::timestamptz, "
-        "$started_at::timestamptz, $interval_s::double)",
-        params=options,
-    )
-    rows, notes = load_samples(ctx, staged, basis)
+    build_model(ctx.con, "stg_jstat__samples", options)
+    rows, notes = load_samples(ctx, ctx.con.table("stg_jstat__samples"), basis)
+    drop_model(ctx.con, "stg_jstat__samples")
     ctx.con.execute("drop view raw_jstat")
     reject(ctx, parsed.rejects)
     return SourceResult(rows=rows, rejected=len(parsed.rejects), notes=tuple(parsed.notes + notes))

@@ -20,7 +20,7 @@ import duckdb
 import pandas as pd
 
 from tasks.bundle.files import is_gzip, open_text
-from tasks.warehouse.models import model_sql
+from tasks.warehouse.models import build_model, drop_model
 from tasks.warehouse.sources import csv_pieces, jtl_xml
 from tasks.warehouse.sources.base import (
     SourceContext,
@@ -64,9 +64,9 @@ def _load_raw(ctx: SourceContext, raw: duckdb.DuckDBPyRelation) -> int:
     """Stage the raw_jtl relation in the manifest's zone and append it to request_facts; rows loaded so far."""
     raw.create_view("raw_jtl", replace=True)
     set_load_context(ctx, zone=ctx.manifest.timezone)
-    ctx.con.execute(model_sql("staging/stg_jtl__samples"))
+    build_model(ctx.con, "stg_jtl__samples")
     rows = load_requests(ctx, ctx.con.view("stg_jtl__samples"))
-    ctx.con.execute("drop view stg_jtl__samples")
+    drop_model(ctx.con, "stg_jtl__samples")
     ctx.con.execute("drop view raw_jtl")
     return rows
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 
 from tasks.bundle.files import is_gzip, open_text
-from tasks.warehouse.models import model_sql
+from tasks.warehouse.models import build_model, drop_model
 from tasks.warehouse.sources import csv_pieces
 from tasks.warehouse.sources.base import (
     SourceContext,
@@ -47,7 +47,7 @@ def read_k6_json(ctx: SourceContext) -> SourceResult:
         ignore_errors=True,
     )
     raw.create_view("raw_k6_json", replace=True)
-    con.execute(model_sql("staging/stg_k6__points"))
+    build_model(con, "stg_k6__points")
     set_load_context(ctx)
     loaded = load_requests(ctx, con.view("stg_k6__points"))
     # Lines read_json could not read came through as all-NULL rows and were loaded with the rest: deleting
@@ -58,7 +58,7 @@ def read_k6_json(ctx: SourceContext) -> SourceResult:
         "and started_at is null and elapsed_ms is null and status_code is null",
         {"key": ctx.source_key},
     ).fetchone()[0]
-    con.execute("drop view stg_k6__points")
+    drop_model(con, "stg_k6__points")
     con.execute("drop view raw_k6_json")
     if malformed:
         _reject_malformed_lines(ctx)
@@ -81,13 +81,13 @@ def _reject_malformed_lines(ctx: SourceContext) -> None:
         compression="gzip" if is_gzip(ctx.file) else "none",
     )
     raw.create_view("raw_k6_lines", replace=True)
-    ctx.con.execute(model_sql("staging/stg_k6__json_lines"))
+    build_model(ctx.con, "stg_k6__json_lines")
     ctx.con.execute(
         "insert into rejected_lines select $run_id, $host, $path, line_no, reason, left(line, 200) "
         "from stg_k6__json_lines",
         {"run_id": ctx.manifest.run_id, "host": ctx.source.host, "path": ctx.source.path},
     )
-    ctx.con.execute("drop view stg_k6__json_lines")
+    drop_model(ctx.con, "stg_k6__json_lines")
     ctx.con.execute("drop view raw_k6_lines")
 
 
@@ -125,10 +125,10 @@ def read_k6_csv(ctx: SourceContext) -> SourceResult:
 
     def load(raw: duckdb.DuckDBPyRelation) -> None:
         raw.create_view("raw_k6_csv", replace=True)
-        ctx.con.execute(model_sql("staging/stg_k6__csv_points"))
+        build_model(ctx.con, "stg_k6__csv_points")
         set_load_context(ctx)
         load_requests(ctx, ctx.con.view("stg_k6__csv_points"))
-        ctx.con.execute("drop view stg_k6__csv_points")
+        drop_model(ctx.con, "stg_k6__csv_points")
         ctx.con.execute("drop view raw_k6_csv")
 
     rejected = csv_pieces.load_csv(ctx, read_file, load, has_header=True)

@@ -17,7 +17,7 @@ import json
 
 from tasks.bundle.files import open_text
 from tasks.bundle.k6_summary import PERCENTILE, parse_summary
-from tasks.warehouse.models import model_sql
+from tasks.warehouse.models import build_model
 from tasks.warehouse.sources.base import SourceContext, SourceError, SourceResult
 
 # Relative tolerance for averages, extremes and quantiles; counts must be equal. k6 <= 1.1 keeps every
@@ -61,8 +61,9 @@ def compare_summary(ctx: SourceContext, values: dict[str, float], tolerance: flo
         "path": ctx.source.path,
         "iteration": ctx.source.iteration,
     }
-    ctx.con.execute(
-        model_sql("intermediate/int_k6_summary_checks"),
+    build_model(
+        ctx.con,
+        "k6_summary_checks",
         {
             **params,
             "metrics": list(values),

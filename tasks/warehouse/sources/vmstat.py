@@ -16,7 +16,7 @@ from datetime import datetime, tzinfo
 from typing import Any, Iterable
 
 from tasks.bundle.files import open_text
-from tasks.warehouse.models import model_sql
+from tasks.warehouse.models import build_model, drop_model
 from tasks.warehouse.sources.base import (
     SourceContext,
     SourceError,
@@ -153,12 +153,10 @@ def read(ctx: SourceContext) -> SourceResult:
     types = {"line_no": "BIGINT", "sample_no": "BIGINT", "written_at": "TIMESTAMPTZ"}
     raw = raw_relation(ctx.con, {name: (types.get(name, "DOUBLE"), values) for name, values in parsed.columns.items()})
     raw.create_view("raw_vmstat", replace=True)
-    ctx.con.execute(model_sql("staging/stg_vmstat__samples"))
-    staged = ctx.con.sql(
-        "from stg_vmstat__samples($started_at::timestamptz, $interval_s::double, $kib_per_unit::double)",
-        params={"started_at": started_at, "interval_s": interval_s, "kib_per_unit": KIB_PER_UNIT[unit]},
-    )
-    rows, notes = load_samples(ctx, staged, basis)
+    build_model(ctx.con, "stg_vmstat__samples",
+                {"started_at": started_at, "interval_s": interval_s, "kib_per_unit": KIB_PER_UNIT[unit]})
+    rows, notes = load_samples(ctx, ctx.con.table("stg_vmstat__samples"), basis)
+    drop_model(ctx.con, "stg_vmstat__samples")
     ctx.con.execute("drop view raw_vmstat")
     reject(ctx, parsed.rejects)
     return SourceResult(rows=rows, rejected=len(parsed.rejects), notes=tuple(parsed.notes + notes))

@@ -1,7 +1,9 @@
 -- Clock skew of every server host against the clock of the load generator, measured from the requests
 -- both sides logged, and whether the host's rows are to be placed in iterations by corrected time.
--- grain: one row per (run_id, server host)
--- upstream: request_facts, sources, runs, alignment_mismatch (sql/macros)
+-- materialized: incremental
+-- unique_key: run_id
+-- grain: run_id, host -- one row per server host
+-- upstream: request_facts, sources, runs, alignment_mismatch
 --
 -- Method `request_count_alignment`. An access log's `%t` truncates to whole seconds, so a request sent at
 -- client time t lands in the server's second floor(t + skew): the server's count for its second b is the
@@ -24,7 +26,7 @@
 -- Where several fine offsets fit equally well, skew_s is their middle and uncertainty_s their
 -- half-width. With tens of requests per second this finds a 30 s skew to within 10 ms
 -- (tests/unit/test_clock_skew.py). skew_s includes the one-way network delay from client to server.
-insert into clock_skew by name
+
 -- The run's span widened by the search range, in epoch microseconds: timestamptz +- interval goes
 -- through ICU per row (about 0.7 s per 10 M requests).
 with run as (

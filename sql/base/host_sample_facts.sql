@@ -1,8 +1,11 @@
--- Places every staged host-metric sample in its iteration: start <= sampled_at < end.
--- A sample outside every iteration keeps iteration = null: it is kept and counted, never dropped. A sample
--- without a time (docker stats with no timestamp lines) takes the source's pinned iteration, else null.
--- grain: one row per sample of one source
--- upstream: stg_host_samples (view over one source's staging macro), iteration_buckets (sql/macros)
+-- Appends one source's staged host-metric samples to host_sample_facts, each placed in its iteration:
+-- start <= sampled_at < end. A sample outside every iteration keeps iteration = null: it is kept and
+-- counted, never dropped. A sample without a time (docker stats with no timestamp lines) takes the source's
+-- pinned iteration, else null.
+-- materialized: incremental
+-- grain: source_key, line_no, container -- one row per sample (docker stats: per container) of a source
+-- upstream: stg_host_samples, iteration_buckets
+-- stg_host_samples: the source's staging relation under one name (sources/host_metrics.py: load_samples).
 with staged as (
     select * from stg_host_samples
 ),

@@ -1,9 +1,9 @@
 -- Places every summariser line in its iteration by the time it was logged (start <= logged_at < end), or
 -- in the source's pinned iteration; a line in no iteration (or without a time) keeps iteration = null.
--- grain: one row per (run_id, path, line_no)
--- upstream: stg_jmeter__summaries (one log's staging view), load_context (run_id, pinned_iteration, host,
---           path of that log), iteration_buckets (sql/macros)
-insert into jmeter_summaries
+-- materialized: incremental
+-- grain: run_id, path, line_no
+-- upstream: stg_jmeter__summaries, load_context, iteration_buckets
+-- load_context: run_id, pinned_iteration, host and path of the log.
 with staged as (
     select *, epoch_us(logged_at) as logged_us from stg_jmeter__summaries
 ),

@@ -1,8 +1,11 @@
--- Places every staged request in its iteration: start <= started_at < end, or the source's pinned one.
--- A request in no iteration keeps iteration = null: it is kept and counted, never dropped.
--- grain: one row per request of one source
--- upstream: stg_requests (one source's staged relation), load_context (that source's run_id, key, pin),
---           iteration_buckets (sql/macros)
+-- Appends one source's staged requests to request_facts, each placed in its iteration: start <= started_at
+-- < end, or the source's pinned one. A request in no iteration keeps iteration = null: it is kept and
+-- counted, never dropped.
+-- materialized: incremental
+-- grain: none (one row per logged request)
+-- upstream: stg_requests, load_context, iteration_buckets
+-- stg_requests: the source's staging view under one name (tasks/warehouse/sources/base.py: load_requests).
+-- load_context: that source's run_id, source_key and pinned iteration.
 with staged as (
     select *, epoch_us(started_at) as started_us from stg_requests
 ),

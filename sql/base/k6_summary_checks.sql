@@ -1,13 +1,14 @@
 -- One k6 end-of-test summary next to what the raw points of the same host and iteration give.
--- grain: one row per (run_id, path, metric)
--- upstream: the summary's values as bound lists ($metrics, $summary_values), sources, request_facts
---           (rows of the k6_json / k6_csv sources with the summary's host and pinned iteration)
+-- materialized: incremental
+-- grain: run_id, path, metric
+-- upstream: sources, request_facts
+-- The summary's values come as bound lists ($metrics, $summary_values); the points are the rows of the
+-- k6_json / k6_csv sources with the summary's host and pinned iteration.
 -- Metric names: `http_reqs.count`, `http_req_duration.<stat>` (avg, min, max, med, count, p(N)),
 -- `http_req_failed.rate`, `http_req_failed.passes` (k6 counts a failed request as a TRUE value, a
 -- "pass" of the rate). Counts must be equal; other values agree within $rel_tolerance (k6 up to 1.1
 -- sorts every value and interpolates linearly, as quantile_cont and numpy do, so they match to the
 -- last digit). With no raw source to compare, points_value and agrees are NULL.
-insert into k6_summary_checks
 with summary as (
     select
         unnest($metrics::varchar[]) as metric,

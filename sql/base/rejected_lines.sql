@@ -1,9 +1,10 @@
 -- Lines DuckDB's CSV reader refused (store_rejects), one row per line with its main reason: a wrong
 -- number of fields if that is what happened (the cast errors that follow from it are noise), else the
 -- first field that could not be converted.
--- grain: one row per (run_id, path, line_no)
--- upstream: reject_errors (temp table written by read_csv with store_rejects = true)
-insert into rejected_lines
+-- materialized: incremental
+-- grain: run_id, path, line_no
+-- upstream: reject_errors
+-- reject_errors: temp table written by read_csv with store_rejects = true.
 with errors as (
     select line, column_idx, error_type, error_message, csv_line from reject_errors
 ),
