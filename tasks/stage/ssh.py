@@ -186,11 +186,8 @@ class SshTransport(Transport):
         """Close the SFTP session and the connection."""
         with self._lock:
             for closable in (self._sftp, self._client):
-                try:
-                    if closable is not None:
-                        closable.close()
-                except Exception:  # closing a dead connection may raise; it is gone either way
-                    pass
+                if closable is not None:
+                    _close_quietly(closable)
             self._sftp, self._client = None, None
 
     def _retrying(self, what: str, op: Callable[[], T], idempotent: bool) -> T:
@@ -266,7 +263,7 @@ class SshTransport(Transport):
         finally:
             watchdog.cancel()
             if chan is not None:
-                chan.close()
+                _close_quietly(chan)  # on a dropped connection, close() raises EOFError over the real error
         return exit_code, out, err, time.monotonic() - started_at
 
     def _pump(self, chan: paramiko.Channel, deadline: float) -> tuple[int, bytes, bytes]:
@@ -352,3 +349,11 @@ class SshTransport(Transport):
                 return False
 
         return self._file_op(f"exists {remote}", stat)
+
+
+def _close_quietly(closable) -> None:
+    """Close a channel, SFTP session or client that may sit on a dead connection: it is gone either way."""
+    try:
+        closable.close()
+    except Exception:  # noqa: BLE001 - EOFError, socket errors, SSHException: nothing left to close
+        pass
