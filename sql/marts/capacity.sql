@@ -1,5 +1,5 @@
 -- Public mart: how throughput follows the load, per side: the knee and the highest throughput measured.
--- The load level of an iteration is `load_level(load, capacity.load_key)` (tasks/ramp.py, registered as a
+-- The load level of an iteration is `load_level(load, capacity.load_key)` (tasks/bundle/load.py, registered as a
 -- DuckDB function: `vus`, else `nodes` x `threads`, else `users`, or the key the manifest names). Each
 -- iteration is set against the previous one of the same side and series (the load keys that are not the
 -- level, e.g. a message size); it scales when its throughput gain is at least `capacity.min_scaling`

@@ -71,7 +71,7 @@ class CapacityOptions(BaseModel):
     """How the `capacity` mart reads the run: the load key that is the load level, and what counts as scaling."""
 
     model_config = ConfigDict(extra="forbid")
-    load_key: str | None = None  # default: vus, else nodes x threads, else users (tasks/ramp.py load_level)
+    load_key: str | None = None  # default: vus, else nodes x threads, else users (tasks/bundle/load.py load_level)
     min_scaling: float = Field(default=0.5, gt=0, le=1)  # throughput gain / load gain an iteration must reach
 
 
