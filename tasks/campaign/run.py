@@ -110,8 +110,8 @@ def provision_stage(run: CampaignRun) -> None:
 
 
 def start_all_monitors(run: CampaignRun) -> None:
-    """Start the samplers on every host."""
-    run.monitors = start_monitors(run.campaign.monitors, run.transports, run.run_dir)
+    """Start the samplers on every host; those started before a failure stay in `run.monitors` to be stopped."""
+    start_monitors(run.campaign.monitors, run.transports, run.run_dir, run.monitors)
 
 
 def _add_sources(run: CampaignRun, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
