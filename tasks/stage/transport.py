@@ -14,7 +14,7 @@ import shlex
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, BinaryIO, Callable, Literal, Mapping, Union
+from typing import Annotated, BinaryIO, Callable, Literal, Mapping, Sequence, Union
 
 from pydantic import (
     BaseModel,
@@ -97,6 +97,8 @@ class SshHost(_HostBase):
     connect_timeout_s: float = Field(15.0, gt=0)
     command_timeout_s: float = Field(600.0, gt=0)
     keepalive_s: int = Field(15, ge=0)
+    # after a drop, how long to keep trying to reconnect (a detached load runs on meanwhile)
+    reconnect_s: float = Field(120.0, ge=0)
 
     @field_validator("host_key_fingerprint")
     @classmethod
@@ -195,6 +197,7 @@ class Transport(ABC):
     """Runs commands and copies files on one host; use as a context manager."""
 
     name: str
+    outages: Sequence[str] = ()  # connection outages survived so far, as sentences (SSH notes them)
 
     @abstractmethod
     def run(self, cmd: Command, timeout_s: float | None = None, check: bool = True, env: Env | None = None,
