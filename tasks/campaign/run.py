@@ -22,6 +22,7 @@ from tasks.loadtools.jmeter import JMeterTool
 from tasks.loadtools.k6 import K6Tool
 from tasks.settings import REPO
 from tasks.stage.hosts import open_transport
+from tasks.stage.lease import Lease
 from tasks.stage.monitors import (
     StartedMonitor,
     collect_monitors,
@@ -62,6 +63,7 @@ class CampaignRun:
     run_dir: str
     transports: dict[str, Transport] = field(default_factory=dict)
     tool: LoadTool | None = None
+    lease: Lease | None = None
     monitors: list[StartedMonitor] = field(default_factory=list)
     iterations: list[Iteration] = field(default_factory=list)
     results: list[StepResult] = field(default_factory=list)
@@ -90,6 +92,7 @@ def open_run(campaign_file: Path, data_dir: Path, overrides: dict[str, Any] | No
     bundle.mkdir(parents=True, exist_ok=False)
     run = CampaignRun(campaign, campaign_file, run_id, bundle, run_dir)
     run.transports = {name: open_transport(host, name) for name, host in campaign.hosts.items()}
+    run.lease = Lease(run.transports, f"{run_dir}/lease")
     tool_class = K6Tool if campaign.load.tool == "k6" else JMeterTool
     run.tool = tool_class(campaign.load, run.transports, run_dir, REPO)
     return run
@@ -112,6 +115,7 @@ def check_hosts(run: CampaignRun) -> None:
                 break
     if failures:
         raise RuntimeError("hosts not ready:\n  " + "\n  ".join(failures))
+    run.lease.start()
 
 
 def provision_stage(run: CampaignRun) -> None:
@@ -264,6 +268,8 @@ def teardown_stage(run: CampaignRun) -> None:
         try:
             run.problems += teardown(run.campaign.provision, run.campaign.teardown, run.transports, run.run_dir, REPO)
         finally:
+            if run.lease is not None:
+                run.lease.stop()
             for transport in run.transports.values():
                 transport.close()
 

@@ -31,6 +31,7 @@ import paramiko
 
 from tasks.stage.transport import (
     KILL_AFTER_S,
+    LEASE_S,
     Command,
     CommandError,
     CommandResult,
@@ -130,6 +131,10 @@ class SshTransport(Transport):
         self._reached = False  # connected once: a later drop is retried for reconnect_s
         self._lost_at: float | None = None  # wall-clock time the connection was found dropped
         self.outages: list[str] = []  # "connection lost at ..., back after N s", one per outage
+
+    def lease_s(self) -> float:
+        """The host's lease_s, else its reconnect time and a minute: an outage that ends in time stops nothing."""
+        return self.host.lease_s or self.host.reconnect_s + LEASE_S
 
     # -- connection -------------------------------------------------------------------------------
     def connect(self) -> None:

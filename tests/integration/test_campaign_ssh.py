@@ -134,7 +134,7 @@ def test_a_12_s_ssh_outage_during_a_k6_iteration_loses_nothing(prefect_server, s
 
     def cut_once_load_runs():
         deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and not list((tmp_path / "stage").glob("*/iter1/started-at")):
+        while time.monotonic() < deadline and not list((tmp_path / "stage").glob("*/iter1/load-iter1.pid")):
             time.sleep(0.05)
         time.sleep(6)
         cut.append(time.time())
@@ -165,3 +165,38 @@ def test_a_12_s_ssh_outage_during_a_k6_iteration_loses_nothing(prefect_server, s
     assert checks and all(agrees for _, agrees in checks)  # every request k6 counted is in the warehouse
     assert start <= first and last <= end and outside == 0
     assert _processes_under(tmp_path) == []  # java, k6, vmstat, jstat: nothing left on the host
+
+
+def test_with_sshd_gone_for_good_nothing_started_keeps_running(sshd, tmp_path):
+    # the services and a sampler run, a monitor fails to start, and the hosts become unreachable for good:
+    # nothing can be stopped over SSH, so the lease (4 s here) stops java and vmstat on the host
+    from tasks.campaign.run import check_hosts, finish, mark_failed, open_run, provision_stage, start_all_monitors
+
+    proxy = CuttableProxy(sshd.port)
+    base = {"transport": "ssh", "address": sshd.address, "port": proxy.port, "user": sshd.user,
+            "key_file": str(sshd.client_key), "host_key_fingerprint": sshd.host_key_fingerprint,
+            "connect_timeout_s": 2, "reconnect_s": 1, "lease_s": 4}
+    hosts = {"app1": {**base, "role": "sut"}, "app2": {**base, "role": "sut"}, "loadgen": {**base, "role": "loadgen"}}
+    ports = free_ports(2)
+    monitors = {"app1": [{"kind": "vmstat", "interval_s": 1}],
+                "app2": [{"kind": "jstat", "pid_file": str(tmp_path / "no-such.pid"), "interval_s": 1}]}
+    overrides = {"hosts": hosts, "vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1]),
+                 "workdir": str(tmp_path / "stage"), "monitors": monitors}
+    run = open_run(DEMO, tmp_path / "work", overrides)
+    try:
+        check_hosts(run)
+        provision_stage(run)
+        with pytest.raises(Exception, match="no-such.pid") as failure:
+            start_all_monitors(run)
+        assert len([p for p in _processes_under(tmp_path) if "java" in p or "vmstat" in p]) >= 3
+        proxy.cut(10**6)  # for good
+        mark_failed(run, failure.value)
+        finish(run)
+    finally:
+        proxy.close()
+    deadline = time.monotonic() + 20
+    while _processes_under(tmp_path) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _processes_under(tmp_path) == []
+    reason = yaml.safe_load((run.bundle / "run.yaml").read_text())["status_reason"]
+    assert "no-such.pid" in reason and "could not stop monitor-vmstat-1" in reason
