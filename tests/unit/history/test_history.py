@@ -205,3 +205,28 @@ def test_an_excluded_run_leaves_the_series_and_survives_a_re_ingest(copy, tmp_pa
     assert again.returncode == 0, again.stderr
     assert query(copy, "select cause, reason from history_exclusions where run_id = $r", {"r": run_id(OUTLIER)}) == \
         [("person", "marked invalid: load generator swapping")]
+
+
+def test_the_report_fails_a_testcase_per_new_regression_and_shows_the_history(warehouse, tmp_path):
+    from tasks.report.build import build_report
+
+    files = build_report(warehouse, run_id(11), tmp_path / "r11")
+    new = query(warehouse, "select count(*) from change_points where first_detected_in = $r and kind = 'change' "
+                           "and direction = 'regression' and status = 'new'", {"r": run_id(11)})[0][0]
+    assert new > 20
+    junit = files.path("junit").read_text()
+    assert junit.count('type="Regression"') == new
+    assert "sut_version 1.0.0 → 1.1.0" in junit
+    html = files.path("html").read_text()
+    assert 'id="fig-history"' in html and f"{new} new regressions found by this run's analysis" in html
+
+
+def test_the_baseline_comes_from_the_current_segment(warehouse, tmp_path):
+    from tasks.report.data import default_baseline
+
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        from tasks.warehouse.models import run_ddl
+
+        run_ddl(con, "macros")
+        baselines = {n: default_baseline(con, run_id(n), {"labels": {}}) for n in (10, 11, OUTLIER + 1, FAILED + 1)}
+    assert baselines == {10: run_id(9), 11: run_id(10), OUTLIER + 1: run_id(OUTLIER - 1), FAILED + 1: run_id(FAILED - 1)}
