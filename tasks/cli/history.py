@@ -10,8 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from tasks.cli.output import FormatOption, write_rows
-from tasks.history.analysis import HistoryError, analyse_run, campaign_settings
-from tasks.history.triage import exclude_run, triage_change
+from tasks.history.options import HistoryError, campaign_options
 from tasks.warehouse.connection import open_warehouse, warehouse_path
 from tasks.warehouse.models import model_sql
 
@@ -47,7 +46,7 @@ def history_command(
     with open_warehouse(warehouse_path(warehouse)) as con:
         if not con.execute("select count(*) from runs where campaign = $c", {"c": campaign}).fetchone()[0]:
             _fail(f"no campaign {campaign!r} in {warehouse_path(warehouse)} (see `perfcampaign runs`)")
-        settings = campaign_settings(con, campaign)
+        settings = campaign_options(con, campaign)
         columns, rows = _rows(con, "history_table", {**filters, "last": last})
         _, plans = _rows(con, "history_plans", filters)
     if not rows:
@@ -120,6 +119,8 @@ def triage_command(
     chosen = [name for name, flag in (("acknowledged", acknowledge), ("expected", expected), ("invalid", invalid)) if flag]
     if len(chosen) != 1:
         raise typer.BadParameter("give exactly one of --acknowledge, --expected, --invalid")
+    from tasks.history.triage import triage_change  # heavy: the analysis (scipy, pandas)
+
     try:
         with open_warehouse(warehouse_path(warehouse), write=True) as con:
             triage_change(con, change_id, chosen[0], note)
@@ -134,6 +135,8 @@ def exclude_command(
     warehouse: WarehouseOption = None,
 ) -> None:
     """Mark a run invalid: it leaves every series of its campaign, which is re-analysed."""
+    from tasks.history.triage import exclude_run  # heavy: the analysis (scipy, pandas)
+
     path = warehouse_path(warehouse)
     if not path.exists():
         _fail(f"no warehouse at {path}: load a bundle first with `perfcampaign ingest BUNDLE`")
@@ -148,6 +151,8 @@ def exclude_command(
 
 def analyse_after(warehouse: Path | None, run_id: str) -> None:
     """After an ingest or a validation: re-analyse the run's campaign and say what it found, on stderr."""
+    from tasks.history.analysis import analyse_run  # heavy: scipy, pandas
+
     outcome = analyse_run(warehouse_path(warehouse), run_id)
     typer.echo(outcome.line(), err=True)
     for change in outcome.new_regressions:

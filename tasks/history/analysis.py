@@ -11,7 +11,6 @@ triage survives re-analysis and a regression is "new" only to the analysis that 
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,17 +20,13 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from tasks.bundle.manifest import HistoryOptions
 from tasks.history.changepoints import Change, ChangeSettings, detect
+from tasks.history.options import HistoryError, campaign_options
 from tasks.settings import HIGHER_IS_BETTER
 from tasks.warehouse.connection import open_warehouse, transaction
 from tasks.warehouse.models import model_sql
 
 KEY = ("scenario", "plan_id", "side", "host", "iteration", "label", "metric")
-
-
-class HistoryError(RuntimeError):
-    """A history that cannot be analysed or triaged as asked (an unknown run, change or campaign)."""
 
 
 @dataclass
@@ -55,10 +50,8 @@ class HistoryOutcome:
 
 
 def campaign_settings(con: duckdb.DuckDBPyConnection, campaign: str) -> ChangeSettings:
-    """The `history` options of the campaign's newest run (its manifest), defaults filled in."""
-    row = con.execute("select manifest -> 'history' from runs where campaign = $campaign "
-                      "order by started_at desc, run_id desc limit 1", {"campaign": campaign}).fetchone()
-    options = HistoryOptions.model_validate(json.loads(row[0]) if row and row[0] else {})
+    """The detection settings of the campaign's newest run (its manifest's `history`), defaults filled in."""
+    options = campaign_options(con, campaign)
     return ChangeSettings(min_change_pct=options.min_change_pct, p_value=options.p_value, min_runs=options.min_runs)
 
 

@@ -6,7 +6,8 @@ from datetime import datetime, timezone
 
 import duckdb
 
-from tasks.history.analysis import HistoryError, HistoryOutcome, analyse_campaign
+from tasks.history.analysis import HistoryOutcome, analyse_campaign
+from tasks.history.options import HistoryError
 from tasks.warehouse.connection import transaction
 
 STATUSES = ("acknowledged", "expected", "invalid")
