@@ -7,7 +7,7 @@
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, side, host, iteration, label, metric
--- upstream: runs, iterations, requests, iteration_stats, iteration_summary, host_iteration_stats,
+-- upstream: runs, iterations, int_request_stats, iteration_stats, iteration_summary, host_iteration_stats,
 --           jvm_iteration_stats, load_text
 with run as (
     select run_id, campaign, scenario, labels, started_at from runs where run_id = $run_id
@@ -25,29 +25,11 @@ settings as (
     where run_id = $run_id
 ),
 
-per_label as (
-    select
-        requests.side,
-        requests.iteration,
-        coalesce(requests.label, '(none)') as label,
-        count(*) as calls,
-        count(*) / any_value(iterations.duration_s) as calls_per_s,
-        count(*) filter (where requests.is_error) / count(*) as error_rate,
-        avg(requests.elapsed_ms) as avg_ms,
-        quantile_cont(requests.elapsed_ms, [0.5, 0.9, 0.95, 0.99]) as quantiles_ms,
-        max(requests.elapsed_ms) as max_ms
-    from requests
-    join iterations using (run_id, iteration)
-    where requests.run_id = $run_id and requests.side in ('server', 'client')
-    group by all
-),
-
 labels as (
-    select
-        side, '(all)' as host, iteration, label, calls, calls_per_s, error_rate, avg_ms,
-        quantiles_ms[1] as p50_ms, quantiles_ms[2] as p90_ms, quantiles_ms[3] as p95_ms, quantiles_ms[4] as p99_ms,
-        max_ms
-    from per_label
+    select side, '(all)' as host, iteration, label, calls, calls_per_s, error_rate, avg_ms, p50_ms, p90_ms, p95_ms,
+        p99_ms, max_ms
+    from int_request_stats
+    where grain = 'label' and side in ('server', 'client')
     qualify count(*) over (partition by side, iteration) > 1
         and calls >= (select label_min_calls from settings)
 ),

@@ -2,7 +2,7 @@
 -- each), excluded runs included and marked, change points and outliers marked with their size, the labels
 -- that changed with them and their triage, and the first run of each plan after another.
 -- grain: one row per (scenario, plan_id, side, host, iteration, label, metric, run_id)
--- upstream: series_values, history_exclusions, change_points
+-- upstream: series_values, history_exclusions, change_points, is_wanted
 with points as (
     select
         *,
@@ -11,12 +11,8 @@ with points as (
         min(run_started_at) over (partition by scenario, plan_id) as plan_first_at
     from series_values
     where campaign = $campaign
-        and ($scenario is null or scenario = $scenario)
-        and ($metric is null or metric = $metric)
-        and ($side is null or side = $side)
-        and ($iteration is null or iteration = $iteration)
-        and ($label is null or label = $label)
-        and ($host is null or host = $host)
+        and is_wanted(scenario, $scenario) and is_wanted(metric, $metric) and is_wanted(side, $side)
+        and is_wanted(iteration, $iteration) and is_wanted(label, $label) and is_wanted(host, $host)
 ),
 
 excluded as (

@@ -88,10 +88,14 @@ def default_baseline(con: duckdb.DuckDBPyConnection, run_id: str, run: dict[str,
     named = labels.get("baseline") if isinstance(labels, dict) else None
     if named:
         return named
-    row = None
+    anywhere = {"not_before": None, "comparable": None}
+    segment = anywhere
     if _has_history(con):  # the latest earlier run of the run's current segment (docs/history.md)
-        row = con.execute(model_sql("reports/report_segment_baseline"), {"run_id": run_id}).fetchone()
-    row = row or con.execute(model_sql("reports/report_baseline"), {"run_id": run_id}).fetchone()
+        cursor = con.execute(model_sql("reports/report_segment"), {"run_id": run_id})
+        segment = dict(zip([d[0] for d in cursor.description], cursor.fetchone()))
+    row = con.execute(model_sql("reports/report_baseline"), {"run_id": run_id, **segment}).fetchone()
+    if row is None and segment is not anywhere:  # no earlier run of its plan: any earlier passing run
+        row = con.execute(model_sql("reports/report_baseline"), {"run_id": run_id, **anywhere}).fetchone()
     return row[0] if row else None
 
 
