@@ -32,6 +32,7 @@ from tasks.campaign.steps import (
     stop_monitors_task,
     teardown_task,
 )
+from tasks.history.steps import history_task
 from tasks.report.steps import report_task
 from tasks.settings import WORK_DIR
 from tasks.store.steps import store_task
@@ -143,6 +144,9 @@ def publish(run: CampaignRun, warehouse: str | None, work_dir: str) -> None:
             checked = validate_task(run.run_id, warehouse, str(Path(work_dir) / "reports" / run.run_id), return_state=True)
             lines.append("\n" + (checked.result().markdown() if checked.is_completed() else
                                  f"Validation could not run ({checked.message}); re-run `perfcampaign validate {run.run_id}`."))
+            analysed = history_task(run.run_id, warehouse, return_state=True)
+            lines.append("\n" + (analysed.result().line() if analysed.is_completed() else
+                                 f"History not analysed ({analysed.message})"))
             built = report_task(run.run_id, warehouse, run.campaign.store, work_dir, return_state=True)
             lines.append("\n" + (built.result() if built.is_completed() else f"Report could not be built ({built.message})"))
         else:

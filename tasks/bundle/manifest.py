@@ -75,6 +75,16 @@ class CapacityOptions(BaseModel):
     min_scaling: float = Field(default=0.5, gt=0, le=1)  # throughput gain / load gain an iteration must reach
 
 
+class HistoryOptions(BaseModel):
+    """How the nightly history of the campaign is analysed (docs/history.md): when a move of a series is a change."""
+
+    model_config = ConfigDict(extra="forbid")
+    min_change_pct: float = Field(default=5.0, ge=0)  # smaller moves of a series' level are not reported
+    p_value: float = Field(default=0.0001, gt=0, lt=1)  # significance of the t-test of the two segments
+    min_runs: int = Field(default=5, ge=3)  # a series with fewer comparable runs claims nothing
+    label_min_calls: int = Field(default=100, ge=1)  # a label is a series of its own from this many calls
+
+
 class Source(BaseModel):
     """One raw file of the bundle; kind-specific options stay as extra fields for the kind's reader."""
 
@@ -139,6 +149,7 @@ class Manifest(BaseModel):
     sources: list[Source] = Field(min_length=1)
     thresholds: dict[str, float] = Field(default_factory=dict)
     capacity: CapacityOptions = Field(default_factory=CapacityOptions)
+    history: HistoryOptions = Field(default_factory=HistoryOptions)
 
     @field_validator("labels", mode="before")
     @classmethod

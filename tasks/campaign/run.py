@@ -288,7 +288,7 @@ def manifest_of(run: CampaignRun) -> Manifest:
         labels=run.campaign.labels, timezone="UTC", status=run.status,
         status_reason="; ".join(filter(None, [run.status_reason, run.stop_reason, *run.problems])) or None,
         iterations=run.iterations, requirements=run.campaign.requirements, sources=run.sources,
-        thresholds=run.campaign.thresholds, capacity=run.campaign.capacity,
+        thresholds=run.campaign.thresholds, capacity=run.campaign.capacity, history=run.campaign.history,
     )
     if not run.iterations or not run.sources:
         # Nothing ran, or nothing could be collected: not a loadable bundle, but the record of why is kept.

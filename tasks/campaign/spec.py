@@ -17,6 +17,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from tasks.bundle.manifest import (
     CapacityOptions,
+    HistoryOptions,
     Requirement,
     describe_validation_error,
 )
@@ -56,6 +57,7 @@ class Campaign(StrictModel):
     requirements: list[Requirement] = Field(default_factory=list)
     thresholds: dict[str, float] = Field(default_factory=dict)
     capacity: CapacityOptions = Field(default_factory=CapacityOptions)
+    history: HistoryOptions = Field(default_factory=HistoryOptions)
     provision: list[Annotated[Step, Field(union_mode="left_to_right")]] = Field(default_factory=list)
     teardown: list[Annotated[Step, Field(union_mode="left_to_right")]] = Field(default_factory=list)
     monitors: dict[str, list[Monitor]] = Field(default_factory=dict)

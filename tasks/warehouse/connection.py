@@ -153,8 +153,13 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create the base tables and the public views; the marts' tables are made by their first build."""
     run_ddl(con, "schema")  # base_tables.sql first, then one file per tool
-    for name in _marts(mart_build_order(), views=True):
-        build_model(con, name)
+    order = mart_build_order()
+    tables = set(_marts(order, views=False))
+    existing = {row[0] for row in con.execute("select table_name from duckdb_tables() where not temporary").fetchall()}
+    for model in order:
+        # A view over a mart table (series over series_values) waits for the table's first build.
+        if model.layer == "marts" and model.header.materialized == "view" and not (set(model.header.upstream) & tables) - existing:
+            build_model(con, model.name)
 
 
 def _marts(order: list[Model], views: bool) -> list[str]:
