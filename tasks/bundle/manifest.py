@@ -11,17 +11,18 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import yaml
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     ValidationError,
     field_validator,
     model_validator,
 )
+from yaml import YAMLError
 
 from tasks.bundle.kinds import KINDS
+from tasks.bundle.strict import StrictModel, check_keys, describe_validation_error, load_yaml
+from tasks.bundle.thresholds import THRESHOLDS
 
 MANIFEST_NAME = "run.yaml"
 
@@ -32,10 +33,9 @@ class ManifestError(ValueError):
     """A bundle manifest that cannot be used; the message names the file and the field."""
 
 
-class Iteration(BaseModel):
+class Iteration(StrictModel):
     """One load step: rows with start <= ts < end belong to it."""
 
-    model_config = ConfigDict(extra="forbid")
     index: int = Field(ge=0)
     start: datetime
     end: datetime
@@ -55,10 +55,9 @@ class Iteration(BaseModel):
         return self
 
 
-class Requirement(BaseModel):
+class Requirement(StrictModel):
     """A response-time, error or throughput requirement, judged per iteration."""
 
-    model_config = ConfigDict(extra="forbid")
     id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,128}$")
     metric: Metric
     op: Literal["<", "<=", ">", ">="]
@@ -67,15 +66,14 @@ class Requirement(BaseModel):
     min_calls_per_s: float | None = Field(default=None, ge=0)
 
 
-class CapacityOptions(BaseModel):
+class CapacityOptions(StrictModel):
     """How the `capacity` mart reads the run: the load key that is the load level, and what counts as scaling."""
 
-    model_config = ConfigDict(extra="forbid")
     load_key: str | None = None  # default: vus, else nodes x threads, else users (tasks/ramp.py load_level)
     min_scaling: float = Field(default=0.5, gt=0, le=1)  # throughput gain / load gain an iteration must reach
 
 
-class Source(BaseModel):
+class Source(StrictModel):
     """One raw file of the bundle; kind-specific options stay as extra fields for the kind's reader."""
 
     model_config = ConfigDict(extra="allow")
@@ -85,6 +83,13 @@ class Source(BaseModel):
     iteration: int | None = None
     role: Literal["sut", "loadgen", "dependency"] | None = None
     max_rejected_pct: float = Field(default=1.0, ge=0, le=100)
+
+    @classmethod
+    def valid_keys(cls, data: dict) -> set[str] | None:
+        """The declared fields and the options of the source's kind (docs/bundle-format.md); None (not
+        checked) for an unknown kind, which is the error to report then."""
+        kind = KINDS.get(data.get("kind"))
+        return super().valid_keys(data) | set(kind.valid_options) if kind else None
 
     @field_validator("kind")
     @classmethod
@@ -122,10 +127,9 @@ class Source(BaseModel):
         return side
 
 
-class Manifest(BaseModel):
+class Manifest(StrictModel):
     """The whole `run.yaml`."""
 
-    model_config = ConfigDict(extra="forbid")
     format: Literal[1]
     run_id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,128}$")
     campaign: str
@@ -139,6 +143,11 @@ class Manifest(BaseModel):
     sources: list[Source] = Field(min_length=1)
     thresholds: dict[str, float] = Field(default_factory=dict)
     capacity: CapacityOptions = Field(default_factory=CapacityOptions)
+
+    @field_validator("thresholds", mode="before")
+    @classmethod
+    def _known_thresholds(cls, value: Any) -> Any:
+        return check_threshold_names(value)
 
     @field_validator("labels", mode="before")
     @classmethod
@@ -182,13 +191,11 @@ class Manifest(BaseModel):
         return max(it.end for it in self.iterations)
 
 
-def describe_validation_error(error: ValidationError) -> str:
-    """One line per problem: the dotted field and what was expected (never the input value)."""
-    lines = []
-    for item in error.errors():
-        field = ".".join(str(part) for part in item["loc"]) or "(top level)"
-        lines.append(f"  {field}: {item['msg']}")
-    return "\n".join(lines)
+def check_threshold_names(value: Any) -> Any:
+    """A `thresholds:` map may only name thresholds something reads (tasks/bundle/thresholds.py)."""
+    if isinstance(value, dict):
+        check_keys(value, THRESHOLDS)
+    return value
 
 
 def load_manifest(bundle_dir: Path) -> Manifest:
@@ -197,21 +204,21 @@ def load_manifest(bundle_dir: Path) -> Manifest:
         raise ManifestError(f"{bundle_dir}: not a folder (a bundle is a folder with {MANIFEST_NAME})")
     path = Path(bundle_dir) / MANIFEST_NAME
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw, lines = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ManifestError(f"{path}: no manifest (a bundle is a folder with {MANIFEST_NAME})") from None
     except UnicodeDecodeError as exc:
         raise ManifestError(f"{path}: not UTF-8 text (byte {exc.start}): save the manifest as UTF-8") from None
     except OSError as exc:
         raise ManifestError(f"{path}: cannot be read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
+    except YAMLError as exc:
         raise ManifestError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict):
         raise ManifestError(f"{path}: expected a mapping at the top level")
     try:
         manifest = Manifest.model_validate(raw)
     except ValidationError as exc:
-        raise ManifestError(f"{path}: invalid manifest\n{describe_validation_error(exc)}") from None
+        raise ManifestError(f"{path}: invalid manifest\n{describe_validation_error(exc, lines)}") from None
     root = Path(bundle_dir).resolve()
     for number, source in enumerate(manifest.sources):
         file = (root / source.path).resolve()
