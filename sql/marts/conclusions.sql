@@ -84,13 +84,15 @@ requirement_rows as (
         measured as value,
         metric as unit,
         requirement_id || ': ' || case
-            when passed is null and with_data = 0 then format('not judged: no {}-side requests.', side)
+            when passed is null and with_data = 0 then format('not judged: no {}-side requests{}.', side,
+                coalesce(' in its scope (' || scope || ')', ''))
             when passed is null then format(
-                'not judged: the {} side stayed under {:g} calls/s in every iteration.', side, min_calls_per_s
+                'not judged: the {} side{} stayed under {:g} calls/s in every iteration.', side,
+                coalesce(' (' || scope || ')', ''), min_calls_per_s
             )
             else format(
-                '{} {} {} at {:.1f} calls/s (iteration {}), limit {} {}: ', side, metric_name, measured_text,
-                worst_calls_per_s, worst_iteration, op, threshold_text
+                '{}{} {} {} at {:.1f} calls/s (iteration {}), limit {} {}: ', side, coalesce(' (' || scope || ')', ''),
+                metric_name, measured_text, worst_calls_per_s, worst_iteration, op, threshold_text
             ) || case
                 -- margin_pct is null for a threshold of 0: the sentence goes without it
                 when passed then format('holds at every judged iteration ({})', judged_at)

@@ -1,12 +1,22 @@
--- Public mart: every requirement judged at every iteration of its side, plus one whole-run line
--- (iteration null) that says whether it holds at every judged iteration and up to which load it holds.
--- An iteration is judged when its side reached min_calls_per_s; otherwise `passed` is null.
+-- Public mart: every requirement judged at every iteration on the requests of its scope, plus one
+-- whole-run line (iteration null) that says whether it holds at every judged iteration and up to which
+-- load it holds. An iteration is judged when its scope reached min_calls_per_s; otherwise `passed` is null.
+-- `scope` says which requests were judged (requirement_scope: label, host, role), null for the whole side;
+-- `rule` is the requirement in one line (requirement_rule), as every output prints it.
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, requirement_id, iteration -- iteration null for the whole-run line
--- upstream: requirements, iterations, iteration_summary
+-- upstream: requirements, iterations, int_requirement_stats, requirement_scope
 with requirements as (
     select * from requirements where run_id = $run_id
+),
+
+rules as (
+    select
+        requirement_id,
+        requirement_scope(label, label_regex, host, role) as scope,
+        requirement_rule(side, metric, op, threshold, requirement_scope(label, label_regex, host, role)) as rule
+    from requirements
 ),
 
 iterations as (
@@ -14,7 +24,7 @@ iterations as (
 ),
 
 summary as (
-    select * from iteration_summary where run_id = $run_id
+    select * from int_requirement_stats
 ),
 
 measured as (
@@ -39,7 +49,8 @@ measured as (
         summary.calls_per_s
     from requirements
     cross join iterations
-    left join summary on summary.iteration = iterations.iteration and summary.side = requirements.side
+    left join summary
+        on summary.iteration = iterations.iteration and summary.requirement_id = requirements.requirement_id
 ),
 
 judged as (
@@ -106,7 +117,7 @@ whole_run as (
     group by requirement_id
 ),
 
-final as (
+unioned as (
     select
         $run_id as run_id,
         requirement_id,
@@ -143,6 +154,12 @@ final as (
         holds_up_to.calls_per_s as holds_up_to_calls_per_s
     from whole_run
     left join holds_up_to using (requirement_id)
+),
+
+final as (
+    select unioned.*, rules.scope, rules.rule
+    from unioned
+    join rules using (requirement_id)
 )
 
 select * from final order by requirement_id, iteration nulls last

@@ -37,6 +37,11 @@ create table if not exists requirements (
     side varchar not null,
     min_calls_per_s double
 );
+-- A requirement's scope (docs/bundle-format.md "Requirements"); added after the first release, hence the alter.
+alter table requirements add column if not exists label varchar;
+alter table requirements add column if not exists label_regex varchar;
+alter table requirements add column if not exists host varchar;
+alter table requirements add column if not exists role varchar;
 
 -- One row per raw file of a bundle; source_key ties parsed rows back to their file.
 create table if not exists sources (

@@ -6,6 +6,7 @@ with an error that names the file, the field and what was expected.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
@@ -56,7 +57,12 @@ class Iteration(StrictModel):
 
 
 class Requirement(StrictModel):
-    """A response-time, error or throughput requirement, judged per iteration."""
+    """A response-time, error or throughput requirement, judged per iteration on the requests of its scope.
+
+    The scope is the side's requests, narrowed by `label` (a glob: `*`, `?`, `[...]`; without them an exact
+    label), `label_regex` (a regular expression the whole label matches), `host` and `role` (of the host
+    that wrote the source). A background load's own results are never part of a side (side `background`).
+    """
 
     id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,128}$")
     metric: Metric
@@ -64,6 +70,26 @@ class Requirement(StrictModel):
     threshold: float
     side: Literal["server", "client"]
     min_calls_per_s: float | None = Field(default=None, ge=0)
+    label: str | None = Field(default=None, min_length=1)
+    label_regex: str | None = Field(default=None, min_length=1)
+    host: str | None = Field(default=None, min_length=1)
+    role: Literal["sut", "loadgen", "dependency"] | None = None
+
+    @field_validator("label_regex")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression: {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _one_label_rule(self) -> "Requirement":
+        if self.label is not None and self.label_regex is not None:
+            raise ValueError("give label (exact or glob) or label_regex, not both")
+        return self
 
 
 class CapacityOptions(StrictModel):

@@ -54,7 +54,7 @@ def requirements(data: ReportData) -> str:
     rows = []
     for requirement, group in per_iteration.groupby("requirement_id", sort=True):
         first = group.iloc[0]
-        cells = [esc(requirement), esc(f"{first['side']} {first['metric']} {first['op']} {first['threshold']:g}")]
+        cells = [esc(requirement), esc(first["rule"])]
         by_iteration = {int(r["iteration"]): r for r in group.to_dict("records")}
         for i in iterations:
             r = by_iteration.get(i)

@@ -101,7 +101,9 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
     )
     if manifest.requirements:
         con.executemany(
-            "insert into requirements values ($run_id, $id, $metric, $op, $threshold, $side, $min_cps)",
+            "insert into requirements by name select $run_id as run_id, $id as requirement_id, $metric as metric, "
+            "$op as op, $threshold as threshold, $side as side, $min_cps as min_calls_per_s, $label as label, "
+            "$label_regex as label_regex, $host as host, $role as role",
             [
                 {
                     "run_id": manifest.run_id,
@@ -111,6 +113,10 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
                     "threshold": req.threshold,
                     "side": req.side,
                     "min_cps": req.min_calls_per_s,
+                    "label": req.label,
+                    "label_regex": req.label_regex,
+                    "host": req.host,
+                    "role": req.role,
                 }
                 for req in manifest.requirements
             ],

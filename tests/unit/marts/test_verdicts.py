@@ -45,6 +45,11 @@ def warehouse(tmp_path):
         {"id": "errors", "metric": "error_rate", "op": "<=", "threshold": 0.01, "side": "server"},
         {"id": "client-avg", "metric": "avg_ms", "op": "<", "threshold": 250, "side": "client"},
         {"id": "no-errors", "metric": "error_rate", "op": "<=", "threshold": 0, "side": "server"},
+        {"id": "api1-errors", "metric": "error_rate", "op": "<=", "threshold": 0, "side": "server", "label": "/api/1"},
+        {"id": "api12-rate", "metric": "calls_per_s", "op": ">=", "threshold": 30, "side": "server", "label": "/api/[12]"},
+        {"id": "api02-rate", "metric": "calls_per_s", "op": ">=", "threshold": 30, "side": "server",
+         "label_regex": "/api/(0|2)", "host": "app", "role": "sut"},
+        {"id": "other-host", "metric": "avg_ms", "op": "<", "threshold": 250, "side": "server", "host": "app2"},
     ]
     source = {"kind": "access_log", "host": "app", "path": "access.log", "preset": "tomcat_common_d", "duration_unit": "ms"}
     root = write_bundle(tmp_path / "b", {"access.log": _log()}, [source], iterations, requirements)
@@ -111,3 +116,27 @@ def test_a_threshold_of_zero_has_no_margin_and_still_a_sentence(warehouse):
         (sentence,) = con.execute("select sentence from conclusions where subject = 'no-errors'").fetchone()
     assert sentence == ("no-errors: server error rate 1.00 % at 20.0 calls/s (iteration 1), limit <= 0 %: "
                         "does not hold at iterations 1, 2, 3; it never held.")
+
+
+def _expected(iteration: int, labels: set[int]) -> tuple[float, float]:
+    """calls/s and error rate of the requests of `labels` in an iteration, from the plan itself."""
+    calls = [n for n in range(PLAN[iteration][0]) if n % 3 in labels]
+    return len(calls) / 10, sum(n % 100 == 0 for n in calls) / len(calls)
+
+
+def test_a_scoped_requirement_is_judged_on_its_labels_and_host_only(warehouse):
+    v = _verdicts(warehouse)
+    for i in PLAN:
+        assert v[("api1-errors", i)][:2] == (pytest.approx(_expected(i, {1})[1]), pytest.approx(_expected(i, {1})[0]))
+        assert v[("api12-rate", i)][0] == pytest.approx(_expected(i, {1, 2})[0])
+        assert v[("api02-rate", i)][0] == pytest.approx(_expected(i, {0, 2})[0])
+    # /api/1 got the errors of n = 100 and 400 only: iteration 3 (n < 600) has both, iteration 1 one
+    assert [v[("api1-errors", i)][3] for i in PLAN] == [False, False, False]
+    assert v[("other-host", None)][2:4] == (False, None)
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        rows = dict(con.execute("select requirement_id, rule from verdicts where iteration is null").fetchall())
+        (sentence,) = con.execute("select sentence from conclusions where subject = 'other-host'").fetchone()
+    assert rows["api12-rate"] == "server calls_per_s >= 30 (label /api/[12])"
+    assert rows["api02-rate"] == "server calls_per_s >= 30 (label ~ /api/(0|2) host app role sut)"
+    assert rows["avg-under-250"] == "server avg_ms < 250"
+    assert sentence == "other-host: not judged: no server-side requests in its scope (host app2)."

@@ -1,0 +1,85 @@
+"""Requirements as performance specs state them, on one real campaign run (real JVMs, real k6) shared by
+every check: a requirement scoped to the tested label is judged on that label only while a background
+load calls another endpoint of the same service."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from tests.integration.test_campaign_local import DEMO, _manifest, _query, _run
+
+pytestmark = pytest.mark.integration
+BACKGROUND_RATE = 20
+ACCESS_LINE = re.compile(r'\[(?P<time>[^\]]+)\] "(?P<method>\S+) (?P<path>[^ ?"]+)[^"]*" (?P<status>\d+) \S+ (?P<us>\d+)')
+
+
+@pytest.fixture(scope="module")
+def specs_run(prefect_server, tmp_path_factory) -> tuple[Path, str, dict]:
+    """Two iterations (2 and 4 VUs, 5 s) against the demo service while a background load GETs /health."""
+    tmp_path = tmp_path_factory.mktemp("specs")
+    demo = yaml.safe_load(DEMO.read_text())
+    demo["provision"].append({
+        "background": "health-poller", "host": "loadgen", "declared_rate_per_s": BACKGROUND_RATE,
+        "results": {"kind": "k6_json", "path": "{{run_dir}}/background/health.json.gz"},
+        "command": f"exec {{{{venv_bin}}}}/k6 run --quiet --no-usage-report --address '' --rps {BACKGROUND_RATE} "
+                   "--vus 2 --duration 10m -e ENDPOINT=/health "
+                   "-e TARGETS=http://127.0.0.1:{{port_app1}},http://127.0.0.1:{{port_app2}} -e TARGET_NAMES=app1,app2 "
+                   "--out json={{run_dir}}/background/health.json.gz {{repo}}/infra/k6/echo.js",
+    })
+    demo["requirements"] = [
+        {"id": "echo-rate", "metric": "calls_per_s", "op": ">=", "threshold": 1, "side": "server", "label": "/echo"},
+        {"id": "echo-p95", "metric": "p95_ms", "op": "<", "threshold": 500, "side": "server", "label": "/ech*"},
+        {"id": "app1-echo-rate", "metric": "calls_per_s", "op": ">=", "threshold": 1, "side": "server",
+         "label_regex": "/echo", "host": "app1"},
+        {"id": "server-rate", "metric": "calls_per_s", "op": ">=", "threshold": 1, "side": "server"},
+    ]
+    campaign = tmp_path / "specs.yaml"
+    campaign.write_text(yaml.safe_dump(demo))
+    run_id, _ = _run(tmp_path, {"load.ramp.max_steps": 2, "load.duration_s": 5}, campaign=campaign)
+    return tmp_path, run_id, _manifest(tmp_path)
+
+
+def _access_log_calls(tmp_path: Path, run_id: str, manifest: dict) -> dict[tuple[int, str, str], list[float]]:
+    """(iteration, host, path) -> elapsed ms of every call, read from the raw access logs with a regex.
+
+    A call belongs to the iteration whose [start, end) holds its logged time (second resolution).
+    """
+    windows = [(it["index"], datetime.fromisoformat(it["start"]), datetime.fromisoformat(it["end"]))
+               for it in manifest["iterations"]]
+    calls: dict[tuple[int, str, str], list[float]] = {}
+    for source in (s for s in manifest["sources"] if s["kind"] == "access_log"):
+        for line in (tmp_path / "store" / run_id / source["path"]).read_text().splitlines():
+            match = ACCESS_LINE.search(line)
+            at = datetime.strptime(match["time"], "%d/%b/%Y:%H:%M:%S %z")
+            for index, start, end in windows:
+                if start <= at < end:
+                    calls.setdefault((index, source["host"], match["path"]), []).append(int(match["us"]) / 1000)
+    return calls
+
+
+def test_a_label_scoped_requirement_leaves_the_background_load_out(specs_run):
+    tmp_path, run_id, manifest = specs_run
+    calls = _access_log_calls(tmp_path, run_id, manifest)
+    measured = {(r, i): (m, rule) for r, i, m, rule in _query(
+        tmp_path, f"select requirement_id, iteration, measured, rule from verdicts where run_id = '{run_id}'")}
+    durations = {it["index"]: (datetime.fromisoformat(it["end"]) - datetime.fromisoformat(it["start"])).total_seconds()
+                 for it in manifest["iterations"]}
+    for index, duration in durations.items():
+        echo = [ms for (i, _, path), values in calls.items() if i == index and path == "/echo" for ms in values]
+        health = sum(len(v) for (i, _, path), v in calls.items() if i == index and path == "/health")
+        app1_echo = len(calls.get((index, "app1", "/echo"), []))
+        assert health > 0, "the background load ran during the iteration"
+        assert measured[("echo-rate", index)][0] == pytest.approx(len(echo) / duration)
+        assert measured[("server-rate", index)][0] == pytest.approx((len(echo) + health) / duration)
+        assert measured[("app1-echo-rate", index)][0] == pytest.approx(app1_echo / duration)
+        assert measured[("echo-p95", index)][0] == pytest.approx(np.percentile(echo, 95))
+    assert measured[("echo-p95", None)][1] == "server p95_ms < 500 (label /ech*)"
+    assert measured[("app1-echo-rate", None)][1] == "server calls_per_s >= 1 (label ~ /echo host app1)"
+    (sentence,) = _query(tmp_path, f"select sentence from conclusions where run_id = '{run_id}' and subject = 'echo-p95'")[0]
+    assert sentence.startswith("echo-p95: server (label /ech*) p95 ")
