@@ -1,41 +1,60 @@
--- The request statistics each requirement is judged on: per requirement and iteration, over the requests
--- of its scope only (its side, narrowed by label glob or regex, host and the role of the source's host).
+-- The figures each requirement is judged on: per requirement and iteration, over the samples of its scope
+-- only. A request requirement's samples are the requests of its side, narrowed by label glob or regex,
+-- host and the role of the source's host (value = elapsed_ms); a k6 metric's are that metric's points
+-- (k6_metric_points, value = the point's value), narrowed the same way (label = the point's `name` tag).
 -- A background load's own results are side `background`, never part of a requirement's side.
--- Statistics are those of int_request_stats (exact linear quantiles; calls_per_s = calls / duration_s).
+-- Statistics are those of int_request_stats (exact linear quantiles); `samples_per_s` = samples / duration_s.
 -- materialized: table
 -- grain: requirement_id, iteration
--- upstream: requirements, iterations, request_facts, sources
+-- upstream: requirements, iterations, request_facts, k6_metric_points, sources
 with requirements as (
     select * from requirements where run_id = $run_id
 ),
 
-requests as (
-    select sources.side, sources.host, sources.role, facts.label, facts.iteration, facts.elapsed_ms, facts.is_error
+run_sources as (
+    select source_key, side, host, role from sources where run_id = $run_id
+),
+
+samples as (
+    select
+        run_sources.side, run_sources.host, run_sources.role, null as k6_metric, facts.label, facts.iteration,
+        facts.elapsed_ms as value, facts.is_error
     from request_facts as facts
-    join sources using (source_key)
-    where sources.run_id = $run_id and facts.iteration is not null
+    join run_sources using (source_key)
+    where facts.iteration is not null
+    union all
+    select
+        'client' as side, run_sources.host, run_sources.role, points.metric as k6_metric, points.label,
+        points.iteration, points.value, null as is_error
+    from k6_metric_points as points
+    join run_sources using (source_key)
+    where points.iteration is not null and run_sources.side is distinct from 'background'
 ),
 
 scoped as (
-    select requirements.requirement_id, requests.iteration, requests.elapsed_ms, requests.is_error
+    select requirements.requirement_id, samples.iteration, samples.value, samples.is_error
     from requirements
-    join requests
-        on requests.side = requirements.side
-        and (requirements.host is null or requests.host = requirements.host)
-        and (requirements.role is null or requests.role = requirements.role)
-        and (requirements.label is null or requests.label glob requirements.label)
-        and (requirements.label_regex is null or regexp_full_match(requests.label, requirements.label_regex))
+    join samples
+        on samples.side = requirements.side
+        and samples.k6_metric is not distinct from requirements.k6_metric
+        and (requirements.host is null or samples.host = requirements.host)
+        and (requirements.role is null or samples.role = requirements.role)
+        and (requirements.label is null or samples.label glob requirements.label)
+        and (requirements.label_regex is null or regexp_full_match(samples.label, requirements.label_regex))
 ),
 
 grouped as (
     select
         requirement_id,
         iteration,
-        count(*) as calls,
+        count(*) as samples,
         count(*) filter (where is_error) as errors,
-        avg(elapsed_ms) as avg_ms,
-        quantile_cont(elapsed_ms, [0.5, 0.9, 0.95, 0.99]) as quantiles_ms,
-        max(elapsed_ms) as max_ms
+        avg(value) as avg_value,
+        quantile_cont(value, [0.5, 0.9, 0.95, 0.99]) as quantiles,
+        min(value) as min_value,
+        max(value) as max_value,
+        sum(value) as total,
+        avg((value <> 0)::integer) as nonzero_share
     from scoped
     group by requirement_id, iteration
 ),
@@ -44,15 +63,19 @@ final as (
     select
         grouped.requirement_id,
         grouped.iteration,
-        grouped.calls,
-        grouped.errors / grouped.calls as error_rate,
-        grouped.calls / iterations.duration_s as calls_per_s,
-        grouped.avg_ms,
-        grouped.quantiles_ms[1] as p50_ms,
-        grouped.quantiles_ms[2] as p90_ms,
-        grouped.quantiles_ms[3] as p95_ms,
-        grouped.quantiles_ms[4] as p99_ms,
-        grouped.max_ms
+        grouped.samples,
+        grouped.samples / iterations.duration_s as samples_per_s,
+        grouped.errors / grouped.samples as error_rate,
+        grouped.avg_value,
+        grouped.quantiles[1] as p50_value,
+        grouped.quantiles[2] as p90_value,
+        grouped.quantiles[3] as p95_value,
+        grouped.quantiles[4] as p99_value,
+        grouped.min_value,
+        grouped.max_value,
+        grouped.total,
+        grouped.total / iterations.duration_s as total_per_s,
+        grouped.nonzero_share
     from grouped
     join iterations on iterations.run_id = $run_id and iterations.iteration = grouped.iteration
 )

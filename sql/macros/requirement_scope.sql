@@ -3,6 +3,8 @@
 create or replace temp macro requirement_scope(label, label_regex, host, role) as
     nullif(concat_ws(' ', 'label ' || label, 'label ~ ' || label_regex, 'host ' || host, 'role ' || role), '');
 
--- A requirement's rule in one line, the same in every output: "server p95_ms < 500 (label /api/pull*)".
-create or replace temp macro requirement_rule(side, metric, op, threshold, scope) as
-    format('{} {} {} {:g}', side, metric, op, threshold) || coalesce(' (' || scope || ')', '');
+-- A requirement's rule in one line, the same in every output: "server p95_ms < 500 (label /api/pull*)",
+-- "client cm_handles.rate >= 50 CM-handles/s".
+create or replace temp macro requirement_rule(side, metric, op, threshold, unit, scope) as
+    format('{} {} {} {:g}', side, metric, op, threshold) || coalesce(' ' || unit, '')
+    || coalesce(' (' || scope || ')', '');

@@ -59,14 +59,17 @@ whole_run as (
             when 'calls_per_s' then 'throughput'
             else replace(verdicts.metric, '_ms', '')
         end as metric_name,
-        case verdicts.metric
-            when 'error_rate' then format('{:.2f} %', 100 * verdicts.measured)
-            when 'calls_per_s' then format('{:.1f} calls/s', verdicts.measured)
+        case
+            when verdicts.metric = 'error_rate' then format('{:.2f} %', 100 * verdicts.measured)
+            when verdicts.metric = 'calls_per_s' then format('{:.1f} calls/s', verdicts.measured)
+            -- a k6 metric's requirement (`name.stat`; request metrics have no dot) in its own unit
+            when verdicts.metric like '%.%' then format('{:.4g}', verdicts.measured) || coalesce(' ' || verdicts.unit, '')
             else format('{:.1f} ms', verdicts.measured)
         end as measured_text,
-        case verdicts.metric
-            when 'error_rate' then format('{:g} %', 100 * verdicts.threshold)
-            when 'calls_per_s' then format('{:g} calls/s', verdicts.threshold)
+        case
+            when verdicts.metric = 'error_rate' then format('{:g} %', 100 * verdicts.threshold)
+            when verdicts.metric = 'calls_per_s' then format('{:g} calls/s', verdicts.threshold)
+            when verdicts.metric like '%.%' then format('{:g}', verdicts.threshold) || coalesce(' ' || verdicts.unit, '')
             else format('{:g} ms', verdicts.threshold)
         end as threshold_text
     from verdicts

@@ -2,20 +2,27 @@
 -- whole-run line (iteration null) that says whether it holds at every judged iteration and up to which
 -- load it holds. An iteration is judged when its scope reached min_calls_per_s; otherwise `passed` is null.
 -- `scope` says which requests were judged (requirement_scope: label, host, role), null for the whole side;
--- `rule` is the requirement in one line (requirement_rule), as every output prints it.
+-- `rule` is the requirement in one line (requirement_rule), as every output prints it. A k6 metric's
+-- requirement has `metric` = `<k6_metric>.<stat>` (`cm_handles.rate`) and its own `unit`.
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, requirement_id, iteration -- iteration null for the whole-run line
--- upstream: requirements, iterations, int_requirement_stats, requirement_scope
-with requirements as (
+-- upstream: requirements, iterations, int_requirement_stats, k6_metric_points, sources, requirement_scope
+with given as (
     select * from requirements where run_id = $run_id
 ),
 
-rules as (
+requirements as (
     select
-        requirement_id,
-        requirement_scope(label, label_regex, host, role) as scope,
-        requirement_rule(side, metric, op, threshold, requirement_scope(label, label_regex, host, role)) as rule
+        * exclude (metric),
+        metric as stat,
+        coalesce(k6_metric || '.' || metric, metric) as metric,
+        requirement_scope(label, label_regex, host, role) as scope
+    from given
+),
+
+rules as (
+    select requirement_id, scope, unit, requirement_rule(side, metric, op, threshold, unit, scope) as rule
     from requirements
 ),
 
@@ -27,6 +34,14 @@ summary as (
     select * from int_requirement_stats
 ),
 
+k6_type as (
+    select points.metric, any_value(points.metric_type) as metric_type
+    from k6_metric_points as points
+    join sources using (source_key)
+    where sources.run_id = $run_id
+    group by points.metric
+),
+
 measured as (
     select
         requirements.requirement_id,
@@ -36,21 +51,32 @@ measured as (
         requirements.op,
         requirements.threshold,
         requirements.min_calls_per_s,
-        case requirements.metric
-            when 'avg_ms' then summary.avg_ms
-            when 'p50_ms' then summary.p50_ms
-            when 'p90_ms' then summary.p90_ms
-            when 'p95_ms' then summary.p95_ms
-            when 'p99_ms' then summary.p99_ms
-            when 'max_ms' then summary.max_ms
+        case requirements.stat
+            when 'avg_ms' then summary.avg_value
+            when 'p50_ms' then summary.p50_value
+            when 'p90_ms' then summary.p90_value
+            when 'p95_ms' then summary.p95_value
+            when 'p99_ms' then summary.p99_value
+            when 'max_ms' then summary.max_value
             when 'error_rate' then summary.error_rate
-            when 'calls_per_s' then summary.calls_per_s
+            when 'calls_per_s' then summary.samples_per_s
+            when 'avg' then summary.avg_value
+            when 'min' then summary.min_value
+            when 'max' then summary.max_value
+            when 'p50' then summary.p50_value
+            when 'p90' then summary.p90_value
+            when 'p95' then summary.p95_value
+            when 'p99' then summary.p99_value
+            when 'count' then case when k6_type.metric_type = 'counter' then summary.total else summary.samples end
+            when 'rate' then case when k6_type.metric_type = 'counter' then summary.total_per_s
+                else summary.nonzero_share end
         end as measured,
-        summary.calls_per_s
+        summary.samples_per_s as calls_per_s
     from requirements
     cross join iterations
     left join summary
         on summary.iteration = iterations.iteration and summary.requirement_id = requirements.requirement_id
+    left join k6_type on k6_type.metric = requirements.k6_metric
 ),
 
 judged as (
@@ -157,7 +183,7 @@ unioned as (
 ),
 
 final as (
-    select unioned.*, rules.scope, rules.rule
+    select unioned.*, rules.scope, rules.rule, rules.unit
     from unioned
     join rules using (requirement_id)
 )

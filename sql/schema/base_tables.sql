@@ -42,6 +42,8 @@ alter table requirements add column if not exists label varchar;
 alter table requirements add column if not exists label_regex varchar;
 alter table requirements add column if not exists host varchar;
 alter table requirements add column if not exists role varchar;
+alter table requirements add column if not exists k6_metric varchar;
+alter table requirements add column if not exists unit varchar;
 
 -- One row per raw file of a bundle; source_key ties parsed rows back to their file.
 create table if not exists sources (

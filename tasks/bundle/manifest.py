@@ -28,6 +28,9 @@ from tasks.bundle.thresholds import THRESHOLDS
 MANIFEST_NAME = "run.yaml"
 
 Metric = Literal["avg_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms", "error_rate", "calls_per_s"]
+# Statistics of a k6 metric, named as k6's summary names them: `rate` is the share of non-zero values of a
+# Rate metric and the per-second sum of a Counter; `count` is a Counter's sum, else the number of points.
+K6Stat = Literal["avg", "min", "max", "p50", "p90", "p95", "p99", "count", "rate"]
 
 
 class ManifestError(ValueError):
@@ -65,7 +68,7 @@ class Requirement(StrictModel):
     """
 
     id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,128}$")
-    metric: Metric
+    metric: Metric | K6Stat
     op: Literal["<", "<=", ">", ">="]
     threshold: float
     side: Literal["server", "client"]
@@ -74,6 +77,8 @@ class Requirement(StrictModel):
     label_regex: str | None = Field(default=None, min_length=1)
     host: str | None = Field(default=None, min_length=1)
     role: Literal["sut", "loadgen", "dependency"] | None = None
+    k6_metric: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]{1,128}$")  # a custom metric's name
+    unit: str | None = Field(default=None, min_length=1, max_length=32)  # its unit, for people (CM-handles/s)
 
     @field_validator("label_regex")
     @classmethod
@@ -89,6 +94,13 @@ class Requirement(StrictModel):
     def _one_label_rule(self) -> "Requirement":
         if self.label is not None and self.label_regex is not None:
             raise ValueError("give label (exact or glob) or label_regex, not both")
+        stats = K6Stat.__args__
+        if self.k6_metric is None and self.metric in stats:
+            raise ValueError(f"metric {self.metric!r} is a statistic of a k6 metric: name it with k6_metric")
+        if self.k6_metric is not None and self.metric not in stats:
+            raise ValueError(f"a k6 metric is judged by one of {', '.join(stats)}, not {self.metric!r}")
+        if self.k6_metric is not None and self.side != "client":
+            raise ValueError("a k6 metric is measured by the load tool: side client")
         return self
 
 

@@ -103,7 +103,7 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
         con.executemany(
             "insert into requirements by name select $run_id as run_id, $id as requirement_id, $metric as metric, "
             "$op as op, $threshold as threshold, $side as side, $min_cps as min_calls_per_s, $label as label, "
-            "$label_regex as label_regex, $host as host, $role as role",
+            "$label_regex as label_regex, $host as host, $role as role, $k6_metric as k6_metric, $unit as unit",
             [
                 {
                     "run_id": manifest.run_id,
@@ -117,6 +117,8 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
                     "label_regex": req.label_regex,
                     "host": req.host,
                     "role": req.role,
+                    "k6_metric": req.k6_metric,
+                    "unit": req.unit,
                 }
                 for req in manifest.requirements
             ],

@@ -28,6 +28,11 @@ from tasks.warehouse.sources.k6_summary import read_k6_summary
 __all__ = ["read_k6_csv", "read_k6_json", "read_k6_summary"]
 
 CSV_REQUIRED_COLUMNS = ("metric_name", "timestamp", "metric_value")
+METRIC_COLUMNS = {
+    "type": "VARCHAR",
+    "metric": "VARCHAR",
+    "data": "STRUCT(time VARCHAR, value DOUBLE, type VARCHAR, tags STRUCT(name VARCHAR))",
+}
 JSON_COLUMNS = {
     "type": "VARCHAR",
     "metric": "VARCHAR",
@@ -62,9 +67,26 @@ def read_k6_json(ctx: SourceContext) -> SourceResult:
     con.execute("drop view raw_k6_json")
     if malformed:
         _reject_malformed_lines(ctx)
+    _load_metric_points(ctx)
     rows = loaded - malformed
     notes = () if rows else (f"{ctx.source.path}: no http_req_duration points (is this k6 --out json output?)",)
     return SourceResult(rows=rows, rejected=malformed, notes=notes)
+
+
+def _load_metric_points(ctx: SourceContext) -> None:
+    """Keep the custom metrics' and dropped_iterations' points (a second pass: requirements may judge them)."""
+    raw = ctx.con.read_json(
+        str(ctx.file),
+        format="newline_delimited",
+        columns=METRIC_COLUMNS,
+        compression="gzip" if is_gzip(ctx.file) else "uncompressed",
+        ignore_errors=True,
+    )
+    raw.create_view("raw_k6_metrics", replace=True)
+    build_model(ctx.con, "stg_k6__metric_points")
+    build_model(ctx.con, "k6_metric_points")
+    drop_model(ctx.con, "stg_k6__metric_points")
+    ctx.con.execute("drop view raw_k6_metrics")
 
 
 def _reject_malformed_lines(ctx: SourceContext) -> None:
