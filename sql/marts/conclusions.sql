@@ -89,10 +89,11 @@ requirement_rows as (
         requirement_id || ': ' || case
             when passed is null and with_data = 0 then format('not judged: no {}-side requests{}.', side,
                 coalesce(' in its scope (' || scope || ')', ''))
-            when passed is null then format(
+            when passed is null and judged_by like 'min_calls_per_s%' then format(
                 'not judged: the {} side{} stayed under {:g} calls/s in every iteration.', side,
                 coalesce(' (' || scope || ')', ''), min_calls_per_s
             )
+            when passed is null then format('not judged: no iteration with data met its rule ({}).', judged_by)
             else format(
                 '{}{} {} {} at {:.1f} calls/s (iteration {}), limit {} {}: ', side, coalesce(' (' || scope || ')', ''),
                 metric_name, measured_text, worst_calls_per_s, worst_iteration, op, threshold_text

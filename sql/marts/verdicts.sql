@@ -4,10 +4,15 @@
 -- `scope` says which requests were judged (requirement_scope: label, host, role), null for the whole side;
 -- `rule` is the requirement in one line (requirement_rule), as every output prints it. A k6 metric's
 -- requirement has `metric` = `<k6_metric>.<stat>` (`cm_handles.rate`) and its own `unit`.
+-- A requirement stated at a load (`at: {iteration: N}`, `at_load: {KEY: VALUE}`, load_matches: the rule the
+-- ramp uses too) is judged at those iterations only. `judged_by` says which rule judged a row ("at load
+-- vus=10 and min_calls_per_s 5", "every iteration"), or why it was not judged ("not iteration 3",
+-- "load is not vus=10", "no data", "under min_calls_per_s 5").
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, requirement_id, iteration -- iteration null for the whole-run line
--- upstream: requirements, iterations, int_requirement_stats, k6_metric_points, sources, requirement_scope
+-- upstream: requirements, iterations, int_requirement_stats, k6_metric_points, sources, requirement_scope,
+--           load_text
 with given as (
     select * from requirements where run_id = $run_id
 ),
@@ -22,12 +27,20 @@ requirements as (
 ),
 
 rules as (
-    select requirement_id, scope, unit, requirement_rule(side, metric, op, threshold, unit, scope) as rule
+    select
+        requirement_id,
+        scope,
+        unit,
+        requirement_rule(side, metric, op, threshold, unit, scope) as rule,
+        coalesce(nullif(concat_ws(
+            ' and ', 'at iteration ' || at_iteration, 'at load ' || load_text(at_load),
+            'min_calls_per_s ' || format('{:g}', min_calls_per_s)
+        ), ''), 'every iteration') as judged_by
     from requirements
 ),
 
 iterations as (
-    select iteration from iterations where run_id = $run_id
+    select iteration, load from iterations where run_id = $run_id
 ),
 
 summary as (
@@ -51,6 +64,10 @@ measured as (
         requirements.op,
         requirements.threshold,
         requirements.min_calls_per_s,
+        requirements.at_iteration,
+        requirements.at_load,
+        (requirements.at_iteration is null or iterations.iteration = requirements.at_iteration)
+            and coalesce(load_matches(iterations.load::varchar, requirements.at_load::varchar), true) as is_stated_load,
         case requirements.stat
             when 'avg_ms' then summary.avg_value
             when 'p50_ms' then summary.p50_value
@@ -82,7 +99,16 @@ measured as (
 judged as (
     select
         *,
-        measured is not null and coalesce(calls_per_s, 0) >= coalesce(min_calls_per_s, 0) as is_judged
+        is_stated_load and measured is not null and coalesce(calls_per_s, 0) >= coalesce(min_calls_per_s, 0)
+            as is_judged,
+        -- why a row is not judged; a judged row gets the requirement's rule (rules.judged_by) in final
+        case
+            when not is_stated_load and at_iteration is not null then format('not iteration {}', at_iteration)
+            when not is_stated_load then 'load is not ' || load_text(at_load)
+            when measured is null then 'no data'
+            when coalesce(calls_per_s, 0) < coalesce(min_calls_per_s, 0)
+                then format('under min_calls_per_s {:g}', min_calls_per_s)
+        end as not_judged_because
     from measured
 ),
 
@@ -159,7 +185,8 @@ unioned as (
         passed,
         margin_pct,
         null::integer as holds_up_to_iteration,
-        null::double as holds_up_to_calls_per_s
+        null::double as holds_up_to_calls_per_s,
+        not_judged_because
     from per_iteration
     union all
     select
@@ -177,13 +204,19 @@ unioned as (
         whole_run.passed,
         whole_run.margin_pct,
         holds_up_to.iteration as holds_up_to_iteration,
-        holds_up_to.calls_per_s as holds_up_to_calls_per_s
+        holds_up_to.calls_per_s as holds_up_to_calls_per_s,
+        null as not_judged_because
     from whole_run
     left join holds_up_to using (requirement_id)
 ),
 
 final as (
-    select unioned.*, rules.scope, rules.rule, rules.unit
+    select
+        unioned.* exclude (not_judged_because),
+        rules.scope,
+        rules.rule,
+        rules.unit,
+        coalesce(unioned.not_judged_because, rules.judged_by) as judged_by
     from unioned
     join rules using (requirement_id)
 )

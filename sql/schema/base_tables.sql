@@ -44,6 +44,8 @@ alter table requirements add column if not exists host varchar;
 alter table requirements add column if not exists role varchar;
 alter table requirements add column if not exists k6_metric varchar;
 alter table requirements add column if not exists unit varchar;
+alter table requirements add column if not exists at_iteration integer;
+alter table requirements add column if not exists at_load json;
 
 -- One row per raw file of a bundle; source_key ties parsed rows back to their file.
 create table if not exists sources (

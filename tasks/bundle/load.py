@@ -1,4 +1,4 @@
-"""An iteration's load as one number: the rule the ramp's stop rule and the capacity mart share."""
+"""An iteration's load as one number, and whether it is a stated load: rules the ramp and the marts share."""
 
 from __future__ import annotations
 
@@ -17,3 +17,8 @@ def load_level(load: dict[str, Any], key: str | None = None) -> float | None:
         if isinstance(load.get(name), int | float):
             return float(load[name])
     return None
+
+
+def load_matches(load: dict[str, Any], wanted: dict[str, Any]) -> bool:
+    """Whether a step's load has every value of `wanted` (a requirement's `at_load`); 10 and 10.0 are equal."""
+    return all(key in load and load[key] == value for key, value in wanted.items())

@@ -22,6 +22,7 @@ from pydantic import (
 from yaml import YAMLError
 
 from tasks.bundle.kinds import KINDS
+from tasks.bundle.load import load_matches
 from tasks.bundle.strict import StrictModel, check_keys, describe_validation_error, load_yaml
 from tasks.bundle.thresholds import THRESHOLDS
 
@@ -59,6 +60,12 @@ class Iteration(StrictModel):
         return self
 
 
+class At(StrictModel):
+    """The one iteration a requirement is stated at (`at: {iteration: 3}`)."""
+
+    iteration: int = Field(ge=0)
+
+
 class Requirement(StrictModel):
     """A response-time, error or throughput requirement, judged per iteration on the requests of its scope.
 
@@ -68,7 +75,7 @@ class Requirement(StrictModel):
     """
 
     id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,128}$")
-    metric: Metric | K6Stat
+    metric: Literal[Metric, K6Stat]  # one list in errors: a request metric, or a k6 metric's statistic
     op: Literal["<", "<=", ">", ">="]
     threshold: float
     side: Literal["server", "client"]
@@ -77,6 +84,8 @@ class Requirement(StrictModel):
     label_regex: str | None = Field(default=None, min_length=1)
     host: str | None = Field(default=None, min_length=1)
     role: Literal["sut", "loadgen", "dependency"] | None = None
+    at: At | None = None  # judged at this iteration only
+    at_load: dict[str, Any] | None = Field(default=None, min_length=1)  # judged where the load has these values
     k6_metric: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]{1,128}$")  # a custom metric's name
     unit: str | None = Field(default=None, min_length=1, max_length=32)  # its unit, for people (CM-handles/s)
 
@@ -101,7 +110,20 @@ class Requirement(StrictModel):
             raise ValueError(f"a k6 metric is judged by one of {', '.join(stats)}, not {self.metric!r}")
         if self.k6_metric is not None and self.side != "client":
             raise ValueError("a k6 metric is measured by the load tool: side client")
+        if self.at is not None and self.at_load is not None:
+            raise ValueError("give at (an iteration) or at_load (a load), not both")
         return self
+
+    @property
+    def is_whole_side(self) -> bool:
+        """True when it judges every request of its side (what a load tool's own summary measures)."""
+        return not (self.label or self.label_regex or self.host or self.role or self.k6_metric)
+
+    def applies_at(self, index: int, load: dict[str, Any]) -> bool:
+        """Whether an iteration is one the requirement is stated at (`at`, `at_load`; else every one)."""
+        if self.at is not None:
+            return index == self.at.iteration
+        return self.at_load is None or load_matches(load, self.at_load)
 
 
 class CapacityOptions(StrictModel):
@@ -215,6 +237,9 @@ class Manifest(StrictModel):
         ids = [req.id for req in self.requirements]
         if len(set(ids)) != len(ids):
             raise ValueError("requirements: an id appears twice")
+        for number, req in enumerate(self.requirements):
+            if req.at is not None and req.at.iteration not in indexes:
+                raise ValueError(f"requirements.{number}.at.iteration: {req.at.iteration} is not an iteration index")
         for number, source in enumerate(self.sources):
             if source.iteration is not None and source.iteration not in indexes:
                 raise ValueError(f"sources.{number}.iteration: {source.iteration} is not an iteration index")

@@ -36,9 +36,15 @@ def planned_steps(load: Load) -> list[dict[str, Any]]:
 
 
 def broken_requirement(result: StepResult, requirements: list[Requirement]) -> str | None:
-    """The first client-side requirement the step's summary breaks, described, or None."""
+    """The first client-side requirement the step's summary breaks, described, or None.
+
+    The summary covers the whole client side: a scoped requirement (a label, a host, a k6 metric) waits for
+    the warehouse, and one stated at another iteration or load is not judged at this step.
+    """
     for req in requirements:
-        if req.side != "client" or req.min_calls_per_s is not None and result.calls_per_s < req.min_calls_per_s:
+        if req.side != "client" or not req.is_whole_side or not req.applies_at(result.index, result.load):
+            continue
+        if req.min_calls_per_s is not None and result.calls_per_s < req.min_calls_per_s:
             continue
         measured = result.calls_per_s if req.metric == "calls_per_s" else result.metrics.get(req.metric)
         if measured is not None and not OPS[req.op](measured, req.threshold):

@@ -103,7 +103,8 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
         con.executemany(
             "insert into requirements by name select $run_id as run_id, $id as requirement_id, $metric as metric, "
             "$op as op, $threshold as threshold, $side as side, $min_cps as min_calls_per_s, $label as label, "
-            "$label_regex as label_regex, $host as host, $role as role, $k6_metric as k6_metric, $unit as unit",
+            "$label_regex as label_regex, $host as host, $role as role, $k6_metric as k6_metric, $unit as unit, "
+            "$at_iteration as at_iteration, $at_load::json as at_load",
             [
                 {
                     "run_id": manifest.run_id,
@@ -119,6 +120,8 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
                     "role": req.role,
                     "k6_metric": req.k6_metric,
                     "unit": req.unit,
+                    "at_iteration": req.at.iteration if req.at else None,
+                    "at_load": json.dumps(req.at_load) if req.at_load else None,
                 }
                 for req in manifest.requirements
             ],

@@ -45,6 +45,19 @@ def test_a_broken_client_requirement_stops_but_a_server_one_waits_for_the_wareho
     assert reason == "requirement p95 broke at step 2: p95_ms 730, limit < 500"
 
 
+def test_the_stop_rule_judges_a_requirement_at_its_stated_load_and_never_a_scoped_one():
+    load = _load()
+    results = [_result(1, 2, 100, p95_ms=700.0), _result(2, 4, 190, p95_ms=900.0)]
+    at_4 = Requirement(id="at4", metric="p95_ms", op="<", threshold=800, side="client", at_load={"vus": 4})
+    assert stop_reason(load, results[:1], [at_4]) is None  # 700 ms at 2 vus: not its load
+    assert stop_reason(load, results, [at_4]) == "requirement at4 broke at step 2: p95_ms 900, limit < 800"
+    at_step_1 = Requirement(id="at1", metric="p95_ms", op="<", threshold=800, side="client", at={"iteration": 1})
+    assert stop_reason(load, results, [at_step_1]) is None
+    # the summary covers every label: a label's requirement waits for the warehouse
+    scoped = Requirement(id="pull", metric="p95_ms", op="<", threshold=1, side="client", label="/api/pull*")
+    assert stop_reason(load, results, [scoped]) is None
+
+
 def test_max_steps_and_fixed_steps():
     load = _load(max_steps=2)
     assert stop_reason(load, [_result(1, 2, 100), _result(2, 4, 199)], []) == "reached max_steps (2)"

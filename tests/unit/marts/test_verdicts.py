@@ -140,3 +140,48 @@ def test_a_scoped_requirement_is_judged_on_its_labels_and_host_only(warehouse):
     assert rows["api02-rate"] == "server calls_per_s >= 30 (label ~ /api/(0|2) host app role sut)"
     assert rows["avg-under-250"] == "server avg_ms < 250"
     assert sentence == "other-host: not judged: no server-side requests in its scope (host app2)."
+
+
+def test_a_requirement_at_a_load_is_judged_there_only_and_says_by_which_rule(tmp_path):
+    iterations = [
+        {"index": i, "start": (START + timedelta(seconds=20 * (i - 1))).isoformat(),
+         "end": (START + timedelta(seconds=20 * (i - 1) + 10)).isoformat(), "load": {"vus": 10 * i, "size": "1kb"}}
+        for i in PLAN
+    ]
+    requirements = [
+        {"id": "avg-at-20-vus", "metric": "avg_ms", "op": "<", "threshold": 250, "side": "server", "at_load": {"vus": 20}},
+        {"id": "avg-at-3", "metric": "avg_ms", "op": "<", "threshold": 250, "side": "server", "at": {"iteration": 3},
+         "min_calls_per_s": 15},
+        {"id": "avg-at-99-vus", "metric": "avg_ms", "op": "<", "threshold": 250, "side": "server", "at_load": {"vus": 99}},
+        {"id": "avg-busy", "metric": "avg_ms", "op": "<", "threshold": 250, "side": "server", "min_calls_per_s": 30},
+        {"id": "avg", "metric": "avg_ms", "op": "<", "threshold": 250, "side": "server"},
+    ]
+    source = {"kind": "access_log", "host": "app", "path": "access.log", "preset": "tomcat_common_d", "duration_unit": "ms"}
+    root = write_bundle(tmp_path / "b", {"access.log": _log()}, [source], iterations, requirements)
+    ingest_bundle(root, tmp_path / "w.duckdb", progress=lambda m: None)
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        rows = {(r, i): (judged, passed, by) for r, i, judged, passed, by in con.execute(
+            "select requirement_id, iteration, is_judged, passed, judged_by from verdicts").fetchall()}
+        (sentence,) = con.execute("select sentence from conclusions where subject = 'avg-at-99-vus'").fetchone()
+    assert [rows[("avg-at-20-vus", i)] for i in (1, 2, 3, None)] == [
+        (False, None, "load is not vus=20"), (True, True, "at load vus=20"), (False, None, "load is not vus=20"),
+        (True, True, "at load vus=20")]
+    # iteration 3 alone, and only once it reached 15 calls/s (it ran at 60): avg 300 ms > 250 there
+    assert [rows[("avg-at-3", i)] for i in (1, 3, None)] == [
+        (False, None, "not iteration 3"), (True, False, "at iteration 3 and min_calls_per_s 15"),
+        (True, False, "at iteration 3 and min_calls_per_s 15")]
+    assert rows[("avg-busy", 1)] == (False, None, "under min_calls_per_s 30")
+    assert rows[("avg", 1)] == (True, True, "every iteration")
+    assert rows[("avg-at-99-vus", None)][:2] == (False, None)
+    assert sentence == "avg-at-99-vus: not judged: no iteration with data met its rule (at load vus=99)."
+
+
+def test_a_requirement_at_an_unknown_iteration_is_refused(tmp_path):
+    from tasks.bundle.manifest import ManifestError, load_manifest
+
+    requirement = {"id": "x", "metric": "avg_ms", "op": "<", "threshold": 1, "side": "server", "at": {"iteration": 7}}
+    iterations = [{"index": 1, "start": START.isoformat(), "end": (START + timedelta(seconds=10)).isoformat()}]
+    source = {"kind": "access_log", "host": "app", "path": "access.log", "preset": "tomcat_common_d"}
+    root = write_bundle(tmp_path / "b", {"access.log": _log()}, [source], iterations, [requirement])
+    with pytest.raises(ManifestError, match="requirements.0.at.iteration: 7 is not an iteration index"):
+        load_manifest(root)
