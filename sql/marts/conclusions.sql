@@ -170,7 +170,7 @@ capacity_rows as (
         max_calls_per_s as value,
         'calls_per_s' as unit,
         format('Capacity, {} side: ', side) || case
-            when saturated then format(
+            when saturated and knee_iteration is not null then format(
                 'throughput follows the load up to iteration {} ({}, {:.1f} calls/s) and no further; ',
                 knee_iteration, knee_load, knee_calls_per_s
             )

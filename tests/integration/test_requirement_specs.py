@@ -1,9 +1,12 @@
-"""Requirements as performance specs state them, on one real campaign run (real JVMs, real k6) shared by
-every check: a requirement scoped to the tested label is judged on that label only while a background
-load calls another endpoint of the same service."""
+"""Requirements as performance specs state them, on real campaign runs (real JVMs, real k6), each shared by
+several checks: a requirement scoped to the tested label is judged on that label only while a background
+load calls another endpoint of the same service; an open-model step the service cannot sustain drops
+calls, counts them as failures and is where the stop rule and the capacity mart both put the knee."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
 from datetime import datetime
 from pathlib import Path
@@ -83,3 +86,55 @@ def test_a_label_scoped_requirement_leaves_the_background_load_out(specs_run):
     assert measured[("app1-echo-rate", None)][1] == "server calls_per_s >= 1 (label ~ /echo host app1)"
     (sentence,) = _query(tmp_path, f"select sentence from conclusions where run_id = '{run_id}' and subject = 'echo-p95'")[0]
     assert sentence.startswith("echo-p95: server (label /ech*) p95 ")
+
+
+@pytest.fixture(scope="module")
+def open_run(prefect_server, tmp_path_factory) -> tuple[Path, str, dict]:
+    """An open-model ramp (20, 60, 180 calls/s offered, 4 s each) against two instances that serve at most
+    80 calls/s together (4 workers each, every call held 100 ms): the third step cannot be sustained."""
+    tmp_path = tmp_path_factory.mktemp("open")
+    demo = yaml.safe_load(DEMO.read_text())
+    demo["load"]["script"] = "infra/k6/echo-open.js"
+    demo["load"]["ramp"] = {"start": {"rate_per_s": 20, "max_vus": 30, "delay_ms": 100}, "key": "rate_per_s",
+                            "factor": 3, "max_steps": 4}
+    campaign = tmp_path / "open.yaml"
+    campaign.write_text(yaml.safe_dump(demo))
+    run_id, _ = _run(tmp_path, {"load.duration_s": 4}, campaign=campaign)
+    return tmp_path, run_id, _manifest(tmp_path)
+
+
+def _dropped_points(tmp_path: Path, run_id: str, manifest: dict) -> dict[int, float]:
+    """dropped_iterations per iteration, summed from the raw k6 points (every k6 file is pinned to its step)."""
+    found: dict[int, float] = {}
+    for source in (s for s in manifest["sources"] if s["kind"] == "k6_json"):
+        with gzip.open(tmp_path / "store" / run_id / source["path"], "rt") as lines:
+            for point in map(json.loads, lines):
+                if point.get("type") == "Point" and point.get("metric") == "dropped_iterations":
+                    found[source["iteration"]] = found.get(source["iteration"], 0) + point["data"]["value"]
+    return found
+
+
+def test_an_open_model_step_the_service_cannot_sustain_drops_calls_and_is_the_knee(open_run):
+    tmp_path, run_id, manifest = open_run
+    dropped = _dropped_points(tmp_path, run_id, manifest)
+    rows = {(it, side): (calls, errors, dropped_, offered, achieved, with_dropped) for it, side, calls, errors,
+            dropped_, offered, achieved, with_dropped in _query(
+                tmp_path, "select iteration, side, calls, errors, dropped, offered_per_s, achieved_per_s, "
+                f"error_rate_with_dropped from iteration_summary where run_id = '{run_id}'")}
+    assert [it["load"]["rate_per_s"] for it in manifest["iterations"]] == [20, 60, 180]
+    calls, errors, got_dropped, offered, achieved, with_dropped = rows[(3, "client")]
+    assert got_dropped == dropped[3] > 0.3 * (calls + dropped[3])  # 80 of 180 calls/s at most: over half dropped
+    assert offered == 180 and achieved < 90
+    assert with_dropped == pytest.approx((errors + dropped[3]) / (calls + dropped[3]))
+    assert rows[(3, "server")][2] == dropped[3]  # the calls never sent never reached the service either
+    assert dropped.get(1, 0) == rows[(1, "client")][2] == 0
+    # one definition of saturated: the stop rule stopped at step 3, and capacity puts the knee at step 2
+    assert "saturated at step 3" in manifest["status_reason"], manifest["status_reason"]
+    knees = dict(_query(tmp_path, f"select side, knee_iteration from capacity where run_id = '{run_id}'"))
+    assert knees == {"client": 2, "server": 2}
+
+
+def test_a_background_load_never_forms_a_knee(specs_run):
+    tmp_path, run_id, _ = specs_run
+    sides = {side for (side,) in _query(tmp_path, f"select side from capacity where run_id = '{run_id}'")}
+    assert sides == {"client", "server"}

@@ -26,8 +26,8 @@ def _line_of(text: str, needle: str) -> int:
     [
         ("workdir:", "wrkdir:", "wrkdir", "workdir"),
         ("    factor: 2", "    factr: 2", "load.ramp.factr", "factor"),
-        ("stop: {min_throughput_gain_pct", "stop: {min_througput_gain_pct", "load.ramp.stop.min_througput_gain_pct",
-         "min_throughput_gain_pct"),
+        ("stop: {on_requirement_broken", "stop: {on_requirement_broke", "load.ramp.stop.on_requirement_broke",
+         "on_requirement_broken"),
         ("  app2: {transport: local, role: sut}", "  app2: {transport: local, role: sut, adress: x}",
          "hosts.app2.local.adress", None),
         ("host: app2, timeout_s: 60}", "host: app2, timeot_s: 60}", "provision.3.wait_http.timeot_s", "timeout_s"),
