@@ -6,7 +6,8 @@
 -- Statistics are those of int_request_stats (exact linear quantiles); `samples_per_s` = samples / duration_s.
 -- materialized: table
 -- grain: requirement_id, iteration
--- upstream: requirements, iterations, request_facts, k6_metric_points, sources
+-- Rows in an iteration's warm-up are left out (in_warmup), and duration_s is the time after it.
+-- upstream: requirements, iterations, requests, k6_metric_points, sources, in_warmup
 with requirements as (
     select * from requirements where run_id = $run_id
 ),
@@ -15,20 +16,22 @@ run_sources as (
     select source_key, side, host, role from sources where run_id = $run_id
 ),
 
+windows as (
+    select iteration, started_at, warmup_s from iterations where run_id = $run_id
+),
+
 samples as (
-    select
-        run_sources.side, run_sources.host, run_sources.role, null as k6_metric, facts.label, facts.iteration,
-        facts.elapsed_ms as value, facts.is_error
-    from request_facts as facts
-    join run_sources using (source_key)
-    where facts.iteration is not null
+    select side, host, role, null as k6_metric, label, iteration, elapsed_ms as value, is_error
+    from requests
+    where run_id = $run_id and iteration is not null and not is_warmup
     union all
     select
         'client' as side, run_sources.host, run_sources.role, points.metric as k6_metric, points.label,
         points.iteration, points.value, null as is_error
     from k6_metric_points as points
     join run_sources using (source_key)
-    where points.iteration is not null and run_sources.side is distinct from 'background'
+    join windows using (iteration)
+    where run_sources.side is distinct from 'background' and not in_warmup(points.emitted_at, windows.started_at, windows.warmup_s)
 ),
 
 scoped as (

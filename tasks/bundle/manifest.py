@@ -45,6 +45,7 @@ class Iteration(StrictModel):
     start: datetime
     end: datetime
     load: dict[str, Any] = Field(default_factory=dict)
+    warmup_s: float = Field(0, ge=0)  # its first seconds: kept, marked, left out of its statistics
 
     @field_validator("start", "end")
     @classmethod
@@ -57,6 +58,8 @@ class Iteration(StrictModel):
     def _ordered(self) -> "Iteration":
         if self.end <= self.start:
             raise ValueError(f"end {self.end.isoformat()} is not after start {self.start.isoformat()}")
+        if self.warmup_s >= (self.end - self.start).total_seconds():
+            raise ValueError(f"warmup_s {self.warmup_s:g} leaves nothing of the iteration to measure")
         return self
 
 

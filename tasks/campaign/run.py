@@ -134,7 +134,8 @@ def run_iteration(run: CampaignRun, index: int, step: dict[str, Any]) -> StepRes
         run.tool.wait(running, timeout_s=load.duration_s * 2 + 120)
     finally:
         ended_at = datetime.now(timezone.utc)
-        run.iterations.append(Iteration(index=index, start=_ms(started_at), end=_ms(ended_at), load=step))
+        run.iterations.append(Iteration(index=index, start=_ms(started_at), end=_ms(ended_at), load=step,
+                                        warmup_s=run.campaign.load.warmup_s))
         collected = _add_sources(run, run.tool.collect(index, running, run.bundle))
     result = run.tool.summarize(index, step, (ended_at - started_at).total_seconds(), run.bundle, collected)
     run.results.append(result)

@@ -43,6 +43,7 @@ class Load(StrictModel):
     generators: list[str] = Field(min_length=1)
     duration_s: float = Field(gt=0)
     pause_s: float = Field(0, ge=0)
+    warmup_s: float = Field(0, ge=0)  # the first seconds of every iteration, left out of its statistics
     env: dict[str, str] = Field(default_factory=dict)
     steps: list[dict[str, Any]] | None = None
     ramp: Ramp | None = None

@@ -86,15 +86,17 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
             {"keys": list(manifest.labels), "values": list(manifest.labels.values()), "run_id": manifest.run_id},
         )
     con.executemany(
-        "insert into iterations values ($run_id, $iteration, $start, $end, $duration, $load)",
+        "insert into iterations by name select $run_id as run_id, $iteration as iteration, $start as started_at, "
+        "$end as ended_at, $duration as duration_s, $load as load, $warmup as warmup_s",
         [
             {
                 "run_id": manifest.run_id,
                 "iteration": it.index,
                 "start": it.start,
                 "end": it.end,
-                "duration": (it.end - it.start).total_seconds(),
+                "duration": (it.end - it.start).total_seconds() - it.warmup_s,  # measured after the warm-up
                 "load": json.dumps(it.load),
+                "warmup": it.warmup_s,
             }
             for it in manifest.iterations
         ],

@@ -8,7 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -19,12 +19,14 @@ from tests.integration.test_campaign_local import DEMO, _manifest, _query, _run
 
 pytestmark = pytest.mark.integration
 BACKGROUND_RATE = 20
+WARMUP_S = 1
 ACCESS_LINE = re.compile(r'\[(?P<time>[^\]]+)\] "(?P<method>\S+) (?P<path>[^ ?"]+)[^"]*" (?P<status>\d+) \S+ (?P<us>\d+)')
 
 
 @pytest.fixture(scope="module")
 def specs_run(prefect_server, tmp_path_factory) -> tuple[Path, str, dict]:
-    """Two iterations (2 and 4 VUs, 5 s) against the demo service while a background load GETs /health."""
+    """Two iterations (2 and 4 VUs, 5 s, the first second a warm-up) against the demo service while a
+    background load GETs /health."""
     tmp_path = tmp_path_factory.mktemp("specs")
     demo = yaml.safe_load(DEMO.read_text())
     demo["provision"].append({
@@ -44,17 +46,23 @@ def specs_run(prefect_server, tmp_path_factory) -> tuple[Path, str, dict]:
     ]
     campaign = tmp_path / "specs.yaml"
     campaign.write_text(yaml.safe_dump(demo))
-    run_id, _ = _run(tmp_path, {"load.ramp.max_steps": 2, "load.duration_s": 5}, campaign=campaign)
+    run_id, _ = _run(tmp_path, {"load.ramp.max_steps": 2, "load.duration_s": 5, "load.warmup_s": WARMUP_S},
+                     campaign=campaign)
     return tmp_path, run_id, _manifest(tmp_path)
+
+
+def _windows(manifest: dict) -> list[tuple[int, datetime, datetime]]:
+    """(index, first moment after the warm-up, end) of every iteration."""
+    return [(it["index"], datetime.fromisoformat(it["start"]) + timedelta(seconds=it["warmup_s"]),
+             datetime.fromisoformat(it["end"])) for it in manifest["iterations"]]
 
 
 def _access_log_calls(tmp_path: Path, run_id: str, manifest: dict) -> dict[tuple[int, str, str], list[float]]:
     """(iteration, host, path) -> elapsed ms of every call, read from the raw access logs with a regex.
 
-    A call belongs to the iteration whose [start, end) holds its logged time (second resolution).
+    A call counts for the iteration whose [start + warm-up, end) holds its logged time (second resolution).
     """
-    windows = [(it["index"], datetime.fromisoformat(it["start"]), datetime.fromisoformat(it["end"]))
-               for it in manifest["iterations"]]
+    windows = _windows(manifest)
     calls: dict[tuple[int, str, str], list[float]] = {}
     for source in (s for s in manifest["sources"] if s["kind"] == "access_log"):
         for line in (tmp_path / "store" / run_id / source["path"]).read_text().splitlines():
@@ -71,8 +79,7 @@ def test_a_label_scoped_requirement_leaves_the_background_load_out(specs_run):
     calls = _access_log_calls(tmp_path, run_id, manifest)
     measured = {(r, i): (m, rule) for r, i, m, rule in _query(
         tmp_path, f"select requirement_id, iteration, measured, rule from verdicts where run_id = '{run_id}'")}
-    durations = {it["index"]: (datetime.fromisoformat(it["end"]) - datetime.fromisoformat(it["start"])).total_seconds()
-                 for it in manifest["iterations"]}
+    durations = {index: (end - start).total_seconds() for index, start, end in _windows(manifest)}
     for index, duration in durations.items():
         echo = [ms for (i, _, path), values in calls.items() if i == index and path == "/echo" for ms in values]
         health = sum(len(v) for (i, _, path), v in calls.items() if i == index and path == "/health")
@@ -138,3 +145,52 @@ def test_a_background_load_never_forms_a_knee(specs_run):
     tmp_path, run_id, _ = specs_run
     sides = {side for (side,) in _query(tmp_path, f"select side from capacity where run_id = '{run_id}'")}
     assert sides == {"client", "server"}
+
+
+def test_a_warm_up_changes_the_statistics_by_exactly_the_rows_it_leaves_out(specs_run):
+    """Client figures from the raw k6 points: a call starts at k6's time - its duration, and counts when it
+    starts at or after its iteration's start + warmup_s."""
+    tmp_path, run_id, manifest = specs_run
+    assert all(it["warmup_s"] == WARMUP_S for it in manifest["iterations"])
+    kept: dict[int, list[float]] = {}
+    left_out: dict[int, int] = {}
+    for source in (s for s in manifest["sources"] if s["kind"] == "k6_json" and not s.get("declared_rate_per_s")):
+        iteration = next(it for it in manifest["iterations"] if it["index"] == source["iteration"])
+        start = datetime.fromisoformat(iteration["start"])
+        with gzip.open(tmp_path / "store" / run_id / source["path"], "rt") as lines:
+            for point in map(json.loads, lines):
+                if point.get("type") == "Point" and point.get("metric") == "http_req_duration":
+                    ms = point["data"]["value"]
+                    started = datetime.fromisoformat(point["data"]["time"]) - timedelta(milliseconds=ms)
+                    if started < start + timedelta(seconds=WARMUP_S):
+                        left_out[source["iteration"]] = left_out.get(source["iteration"], 0) + 1
+                    else:
+                        kept.setdefault(source["iteration"], []).append(ms)
+    summary = {i: (calls, p95, avg) for i, calls, p95, avg in _query(
+        tmp_path, f"select iteration, calls, p95_ms, avg_ms from iteration_summary where run_id = '{run_id}' "
+        "and side = 'client'")}
+    marked = dict(_query(tmp_path, f"select iteration, count(*) from requests where run_id = '{run_id}' "
+                                   "and side = 'client' and is_warmup group by 1"))
+    for index, values in kept.items():
+        assert left_out[index] > 0 and marked[index] == left_out[index]
+        assert summary[index][0] == len(values)
+        assert summary[index][1] == pytest.approx(np.percentile(values, 95))
+        assert summary[index][2] == pytest.approx(np.mean(values))
+
+
+def test_the_report_keeps_the_background_load_apart(specs_run):
+    from tasks.report.data import load_report_data
+    from tasks.report.sections import background
+    from tasks.warehouse.connection import open_warehouse
+
+    tmp_path, run_id, _ = specs_run
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        data = load_report_data(con, run_id, compare=False)
+    assert set(data["report_iteration_table"]["side"]) == {"client", "server"}
+    rates = data["background_rate"]
+    assert len(rates) == 2 and (rates["declared_rate_per_s"] == BACKGROUND_RATE).all()
+    own = _query(tmp_path, f"select iteration, calls from iteration_summary where run_id = '{run_id}' "
+                           "and side = 'background' order by 1")
+    assert [tuple(r) for r in data["report_background_stats"][["iteration", "calls"]].itertuples(index=False)] == own
+    html = background(data)
+    assert ("ran at its declared rate in every iteration" in html) == bool((rates["deviation_pct"] <= 10).all())
