@@ -107,7 +107,7 @@ def run_iterations(run: CampaignRun, progress) -> None:
         calls_per_s = iteration_task(run, index, step)
         get_run_logger().info("iteration %d %s: %.1f calls/s", index, step, calls_per_s)
         update_progress_artifact(progress, 100.0 * index / len(steps))
-        run.stop_reason = stop_reason(run.campaign.load, run.results, run.campaign.requirements)
+        run.stop_reason = stop_reason(run.campaign.load, run.results, run.campaign.requirements, run.campaign.capacity)
         if run.stop_reason:
             get_run_logger().info("stopping: %s", run.stop_reason)
             return

@@ -7,7 +7,7 @@
 with requests as (
     select side, host, iteration, status_code, coalesce(label, '(none)') as label, elapsed_ms, is_error
     from requests
-    where run_id = $run_id and iteration is not null
+    where run_id = $run_id and iteration is not null and not is_warmup
 ),
 
 settings as (

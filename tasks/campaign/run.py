@@ -175,7 +175,7 @@ def _record_iteration(run: CampaignRun, index: int, step: dict[str, Any], runnin
         run.problems.append(f"iteration {index}: the tool's times could not be read ({exc}); the controller's kept")
         start = end = None
     start, end = _ms(start or started_at), _ms(end or datetime.now(timezone.utc))
-    run.iterations.append(Iteration(index=index, start=start, end=end, load=step))
+    run.iterations.append(Iteration(index=index, start=start, end=end, load=step, warmup_s=run.campaign.load.warmup_s))
     return start, end
 
 

@@ -13,11 +13,11 @@ import shlex
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from datetime import datetime
-
+from tasks.bundle.load import achieved_share, offered_per_s
 from tasks.loadtools.config import Load
 from tasks.stage.monitors import STAMP
 from tasks.stage.transport import Transport
@@ -37,10 +37,19 @@ class StepResult:
     errors: int
     # client-side figures for the stop rule: avg_ms, p95_ms, ... error_rate
     metrics: dict[str, float] = field(default_factory=dict)
+    dropped: int = 0  # calls an open-model tool could not start (k6 dropped_iterations)
 
     @property
     def calls_per_s(self) -> float:
         return self.calls / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def offered_per_s(self) -> float | None:
+        return offered_per_s(self.load, self.calls, self.dropped, self.seconds)
+
+    @property
+    def achieved_share(self) -> float | None:
+        return achieved_share(self.load, self.calls, self.dropped)
 
 
 class LoadToolError(RuntimeError):

@@ -53,6 +53,7 @@ def render_html(data: ReportData, generated_at: datetime) -> str:
         ("capacity", "Capacity: throughput and response time against load", sections.capacity(data, charts)),
         ("timeline", "Time line", sections.timeline(charts)),
         ("iterations", "Iterations", sections.iterations(data)),
+        ("background", "Background load", sections.background(data)),
         ("client-server", "Client against server", sections.client_server(data)),
         ("baseline", "Against the baseline" + (f" {data.baseline}" if data.baseline else ""),
          sections_more.baseline(data)),

@@ -9,6 +9,7 @@ import duckdb
 import pandas as pd
 
 from tasks.report.compare import compare_runs, requirement_changes
+from tasks.validate.run import run_thresholds
 from tasks.warehouse.models import model_sql
 
 MAX_LABELS = 8
@@ -121,8 +122,11 @@ def load_report_data(
     run["verdict"] = con.execute(model_sql("reports/run_verdict"), params).fetchone()[0]
     data = ReportData(run=run, validation_page=validation_page)
     for name in ("report_iterations", "report_iteration_table", "report_status_table", "report_minutes",
-                 "report_host_samples"):
+                 "report_host_samples", "report_background_stats"):
         data.frames[name] = _frame(con, model_sql(f"reports/{name}"), params)
+    # the background load's rate check, as the data expectations run it
+    data.frames["background_rate"] = _frame(con, model_sql("checks/chk_background_load"), params)
+    run["background_rate_tolerance_pct"] = run_thresholds(con, run_id)["background_rate_tolerance_pct"]
     data.frames["report_label_stats"] = _frame(
         con, model_sql("reports/report_label_stats"), {**params, "max_labels": MAX_LABELS})
     for mart, order in MART_ORDER.items():

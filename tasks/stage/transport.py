@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Annotated, BinaryIO, Callable, Literal, Mapping, Sequence, Union
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     SecretStr,
     field_validator,
     model_validator,
 )
+
+from tasks.bundle.strict import StrictModel
 
 Command = Union[list[str], str]
 Env = Mapping[str, Union[str, SecretStr]]
@@ -72,7 +73,7 @@ class CommandResult:
     seconds: float
 
 
-class _HostBase(BaseModel):
+class _HostBase(StrictModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     role: Role
 

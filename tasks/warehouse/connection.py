@@ -199,10 +199,11 @@ def refresh_marts(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
 def delete_run(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
     """Remove every row of a run (its requests through its sources)."""
     params = {"run_id": run_id}
-    con.execute(
-        "delete from request_facts where source_key in (select source_key from sources where run_id = $run_id)",
-        params,
-    )
+    for facts in ("request_facts", "k6_metric_points"):
+        con.execute(
+            f"delete from {facts} where source_key in (select source_key from sources where run_id = $run_id)",
+            params,
+        )
     con.execute("delete from sources where run_id = $run_id", params)
     existing = {row[0] for row in con.execute("select table_name from information_schema.tables").fetchall()}
     for table in (*BASE_RUN_TABLES, *_marts(mart_build_order(), views=False)):
