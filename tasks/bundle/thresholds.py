@@ -17,6 +17,7 @@ THRESHOLDS: dict[str, float] = {
     "cpu_wait_max_pct": 10,
     "gc_overhead_max_pct": 5,
     "old_gen_growth_max_pct_per_h": 5,
+    "old_gen_full_pct": 90,
     "container_mem_growth_max_pct_per_h": 5,
     "trend_min_span_s": 300,
     "net_per_call_max_ratio": 3,
