@@ -230,3 +230,23 @@ def test_the_baseline_comes_from_the_current_segment(warehouse, tmp_path):
         run_ddl(con, "macros")
         baselines = {n: default_baseline(con, run_id(n), {"labels": {}}) for n in (10, 11, OUTLIER + 1, FAILED + 1)}
     assert baselines == {10: run_id(9), 11: run_id(10), OUTLIER + 1: run_id(OUTLIER - 1), FAILED + 1: run_id(FAILED - 1)}
+
+
+def test_a_change_that_moves_to_the_next_run_keeps_its_first_detection_and_triage(copy):
+    """As more nights arrive a change may settle one run later: the same finding, not a new regression."""
+    from tasks.history.analysis import analyse_campaign
+    from tasks.warehouse.connection import open_warehouse
+
+    key = {"side": "server", "host": "(all)", "iteration": 3, "label": "(all)", "metric": "p95_ms", "kind": "change"}
+    where = " and ".join(f"{name} = ${name}" for name in key)
+    ((change_id, at, first),) = query(copy, f"select change_id, run_id, first_detected_in from change_points "
+                                            f"where {where} and run_id = $r", {**key, "r": run_id(10)})
+    with open_warehouse(copy, write=True) as con:
+        # as if an earlier analysis had placed it one night before, and a person had triaged it there
+        con.execute("update detected_changes set change_id = 'earlier', run_id = $r, first_detected_in = 'x' "
+                    "where change_id = $c", {"r": run_id(9), "c": change_id})
+        con.execute("insert into change_triage values ('earlier', 'acknowledged', 'on it', now())")
+        outcome = analyse_campaign(con, "nightly", run_id(NIGHTS - 1))
+    assert change_id not in {change["change_id"] for change in outcome.new_regressions}
+    assert query(copy, "select first_detected_in, status, triage_note from change_points where change_id = $c",
+                 {"c": change_id}) == [("x", "acknowledged", "on it")]
