@@ -100,8 +100,8 @@ def changes_command(
     index = [columns.index(name) for name in shown]
     write_rows(shown, [tuple(row[i] for i in index) for row in rows], fmt, out=sys.stdout,
                title=f"{len(rows)} change points and outliers" if fmt == "table" else "")
-    untriaged = [row for row in rows if dict(zip(columns, row))["direction"] == "regression"
-                 and dict(zip(columns, row))["status"] == "new" and dict(zip(columns, row))["kind"] == "change"]
+    records = [dict(zip(columns, row)) for row in rows]
+    untriaged = [r for r in records if (r["direction"], r["status"], r["kind"]) == ("regression", "new", "change")]
     if fail_on and untriaged:
         typer.echo(f"{len(untriaged)} untriaged regressions (triage them with `perfcampaign triage CHANGE_ID`)", err=True)
         raise typer.Exit(code=FAIL_ON)
@@ -145,7 +145,7 @@ def exclude_command(
             outcome = exclude_run(con, run_id, note)
     except HistoryError as exc:
         _fail(str(exc))
-    typer.echo(f"{run_id}: excluded", err=False)
+    typer.echo(f"{run_id}: excluded")
     typer.echo(outcome.line(), err=True)
 
 

@@ -139,9 +139,21 @@ def test_changes_say_which_labels_changed_and_when_they_were_first_seen(warehous
     assert later == [(run_id(NIGHTS - 1),)]
 
 
-def cli(path: Path, *args: str) -> subprocess.CompletedProcess:
+def command(path: Path, *args: str) -> subprocess.CompletedProcess:
+    """`perfcampaign ARGS -w PATH` as a user runs it: another process."""
     return subprocess.run([sys.executable, "-c", "from tasks.cli.main import main; main()", *args, "-w", str(path)],
                           capture_output=True, text=True, cwd=ROOT)
+
+
+def cli(path: Path, *args: str):
+    """The same command run in this process (typer's runner): returncode, stdout and stderr as `command` has."""
+    from typer.testing import CliRunner
+
+    from tasks.cli.main import app
+
+    result = CliRunner().invoke(app, [*args, "-w", str(path)])
+    result.returncode = result.exit_code
+    return result
 
 
 @pytest.fixture
@@ -153,8 +165,8 @@ def copy(warehouse, tmp_path) -> Path:
 
 
 def test_history_marks_changes_exclusions_and_the_new_plan(warehouse):
-    done = cli(warehouse, "history", "nightly", "--metric", "p95_ms", "--side", "server", "--host", "(all)",
-               "--iteration", "3", "--label", "(all)", "-f", "csv")
+    done = command(warehouse, "history", "nightly", "--metric", "p95_ms", "--side", "server", "--host", "(all)",
+                   "--iteration", "3", "--label", "(all)", "-f", "csv")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert len(lines) == 1 + NIGHTS
@@ -171,7 +183,8 @@ def test_history_marks_changes_exclusions_and_the_new_plan(warehouse):
 
 
 def test_changes_fail_on_an_untriaged_regression_until_triaged(copy):
-    listed = cli(copy, "changes", "--campaign", "nightly", "--since", "2026-10-28", "-f", "json", "--fail-on", "regression")
+    listed = command(copy, "changes", "--campaign", "nightly", "--since", "2026-10-28", "-f", "json", "--fail-on",
+                     "regression")
     assert listed.returncode == 3, listed.stderr
     import json
 
@@ -188,7 +201,7 @@ def test_changes_fail_on_an_untriaged_regression_until_triaged(copy):
 
 def test_triage_of_an_unknown_change_or_run_changes_nothing(copy):
     before = query(copy, "select count(*) from change_triage union all select count(*) from run_exclusions")
-    done = cli(copy, "triage", "0123456789ab", "--acknowledge")
+    done = command(copy, "triage", "0123456789ab", "--acknowledge")
     assert done.returncode == 1 and "no change point '0123456789ab'" in done.stderr
     done = cli(copy, "exclude", "nightly-999", "--note", "x")
     assert done.returncode == 1 and "no run 'nightly-999'" in done.stderr
@@ -201,7 +214,7 @@ def test_an_excluded_run_leaves_the_series_and_survives_a_re_ingest(copy, tmp_pa
     assert query(copy, "select count(*) from series where run_id = $r", {"r": run_id(OUTLIER)}) == [(0,)]
     assert query(copy, "select count(*) from change_points where run_id = $r", {"r": run_id(OUTLIER)}) == [(0,)]
     # a re-ingest of the run (the marts rebuilt for it) keeps the person's word
-    again = cli(copy, "ingest", str(write_night(tmp_path, OUTLIER, night(OUTLIER))))
+    again = command(copy, "ingest", str(write_night(tmp_path, OUTLIER, night(OUTLIER))))
     assert again.returncode == 0, again.stderr
     assert query(copy, "select cause, reason from history_exclusions where run_id = $r", {"r": run_id(OUTLIER)}) == \
         [("person", "marked invalid: load generator swapping")]
