@@ -61,15 +61,14 @@ def history_command(
         typer.echo("runs of another iteration plan are another series (marked 'plan changed')", err=True)
     if fmt == "table":
         columns, rows, title = _varying(columns, rows)
-        write_rows(columns, rows, fmt, out=sys.stdout, title=title)
-    else:
-        write_rows(columns, rows, fmt, out=sys.stdout)
+        typer.echo(title)  # above the table, not as its title: rich would fold it to the table's width
+    write_rows(columns, rows, fmt, out=sys.stdout)
 
 
 def _varying(columns: list[str], rows: list[tuple]) -> tuple[list[str], list[tuple], str]:
     """For the terminal: columns with one value in every row go into the title."""
     constant = [i for i, name in enumerate(columns)
-                if name not in ("value", "calls", "note", "run_id") and len({row[i] for row in rows}) == 1]
+                if name not in ("value", "calls", "note", "run_id", "run_started_at") and len({row[i] for row in rows}) == 1]
     title = " ".join(f"{columns[i]}={rows[0][i]}" for i in constant)
     kept = [i for i in range(len(columns)) if i not in constant]
     return [columns[i] for i in kept], [tuple(row[i] for i in kept) for row in rows], title

@@ -180,6 +180,12 @@ def test_history_marks_changes_exclusions_and_the_new_plan(warehouse):
                "--iteration", "3", "--label", "(all)", "--last", "2", "-f", "csv")
     assert [line.split(",")[7] for line in last.stdout.splitlines()[1:]] == \
         [run_id(NEW_PLAN - 2), run_id(NEW_PLAN - 1), run_id(NIGHTS - 2), run_id(NIGHTS - 1)]
+    table = cli(warehouse, "history", "nightly", "--metric", "p95_ms", "--side", "server", "--host", "(all)",
+                "--iteration", "3", "--label", "(all)")
+    ((change_id,),) = query(warehouse, "select change_id from change_points where side = 'server' and host = '(all)' "
+                                       "and iteration = 3 and label = '(all)' and metric = 'p95_ms' and run_id = $r",
+                            {"r": run_id(10)})
+    assert f"(sut_version 1.0.0 → 1.1.0), new, id {change_id}" in table.stdout  # the whole note, in a table too
 
 
 def test_changes_fail_on_an_untriaged_regression_until_triaged(copy):
