@@ -46,8 +46,8 @@ final as (
                 then 'plan changed: ' || first_of_plan.plan || ' (another series)' end,
             case when changes.kind is not null then
                 changes.kind || ' ' || coalesce(printf('%+.1f %%', changes.change_pct), 'from 0') || ' ' || changes.direction
-                || coalesce(' (' || changes.label_changes || ')', '') || ' [' || changes.status || ' '
-                || changes.change_id || ']' end
+                || coalesce(' (' || changes.label_changes || ')', '') || ', ' || changes.status || ', id '
+                || changes.change_id end
         ) as note
     from points
     left join excluded using (run_id)

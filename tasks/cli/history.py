@@ -61,15 +61,14 @@ def history_command(
         typer.echo("runs of another iteration plan are another series (marked 'plan changed')", err=True)
     if fmt == "table":
         columns, rows, title = _varying(columns, rows)
-        write_rows(columns, rows, fmt, out=sys.stdout, title=title)
-    else:
-        write_rows(columns, rows, fmt, out=sys.stdout)
+        typer.echo(title)  # above the table, not as its title: rich would fold it to the table's width
+    write_rows(columns, rows, fmt, out=sys.stdout)
 
 
 def _varying(columns: list[str], rows: list[tuple]) -> tuple[list[str], list[tuple], str]:
     """For the terminal: columns with one value in every row go into the title."""
     constant = [i for i, name in enumerate(columns)
-                if name not in ("value", "calls", "note", "run_id") and len({row[i] for row in rows}) == 1]
+                if name not in ("value", "calls", "note", "run_id", "run_started_at") and len({row[i] for row in rows}) == 1]
     title = " ".join(f"{columns[i]}={rows[0][i]}" for i in constant)
     kept = [i for i in range(len(columns)) if i not in constant]
     return [columns[i] for i in kept], [tuple(row[i] for i in kept) for row in rows], title
@@ -100,8 +99,8 @@ def changes_command(
     index = [columns.index(name) for name in shown]
     write_rows(shown, [tuple(row[i] for i in index) for row in rows], fmt, out=sys.stdout,
                title=f"{len(rows)} change points and outliers" if fmt == "table" else "")
-    untriaged = [row for row in rows if dict(zip(columns, row))["direction"] == "regression"
-                 and dict(zip(columns, row))["status"] == "new" and dict(zip(columns, row))["kind"] == "change"]
+    records = [dict(zip(columns, row)) for row in rows]
+    untriaged = [r for r in records if (r["direction"], r["status"], r["kind"]) == ("regression", "new", "change")]
     if fail_on and untriaged:
         typer.echo(f"{len(untriaged)} untriaged regressions (triage them with `perfcampaign triage CHANGE_ID`)", err=True)
         raise typer.Exit(code=FAIL_ON)
@@ -145,7 +144,7 @@ def exclude_command(
             outcome = exclude_run(con, run_id, note)
     except HistoryError as exc:
         _fail(str(exc))
-    typer.echo(f"{run_id}: excluded", err=False)
+    typer.echo(f"{run_id}: excluded")
     typer.echo(outcome.line(), err=True)
 
 

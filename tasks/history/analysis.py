@@ -5,7 +5,8 @@ and after `perfcampaign exclude`: series are read from the view `series` (compar
 out), each is given to `changepoints.detect` with the campaign's settings (the newest run's manifest
 `history`), and the campaign's rows of `detected_changes` are replaced. A change keeps the id and the
 `first_detected_in` it had (`change_id` hashes the campaign, the series key, the run and the kind), so a
-triage survives re-analysis and a regression is "new" only to the analysis that first found it.
+triage survives re-analysis and a regression is "new" only to the analysis that first found it; a change
+that moved to a neighbouring run keeps both (`carry_over`).
 """
 
 from __future__ import annotations
@@ -110,7 +111,32 @@ def _row(campaign: str, key: dict[str, Any], change: Change, runs: np.ndarray, l
         "direction": direction(key["metric"], change.before_value, change.after_value),
         "p_value": change.p_value, "kind": change.kind,
         "label_changes": label_changes(labels.get(previous), labels.get(run_id)) if previous else None,
+        "neighbours": {str(runs[i]) for i in (change.index - 1, change.index + 1) if 0 <= i < len(runs)},
     }
+
+
+def carry_over(rows: list[dict[str, Any]], earlier: list[dict[str, Any]], trigger_run_id: str) -> dict[str, str]:
+    """Give each row the `first_detected_in` of what an earlier analysis found; returns {new id: earlier id}.
+
+    The same change keeps its id. A change that moved to a neighbouring run of its series as more nights
+    arrived (same series, kind and direction) is the same finding: it keeps its first detection (so it is
+    not announced again) and, through the returned map, its triage.
+    """
+    by_id = {row["change_id"]: row for row in earlier}
+    by_series: dict[tuple, list[dict[str, Any]]] = {}
+    for row in earlier:
+        by_series.setdefault(tuple(row[name] for name in (*KEY, "kind", "direction")), []).append(row)
+    moved: dict[str, str] = {}
+    for row in rows:
+        neighbours = row.pop("neighbours")
+        same = by_id.get(row["change_id"])
+        if same is None:
+            candidates = by_series.get(tuple(row[name] for name in (*KEY, "kind", "direction")), [])
+            same = next((old for old in candidates if old["run_id"] in neighbours), None)
+            if same is not None:
+                moved[row["change_id"]] = same["change_id"]
+        row["first_detected_in"] = same["first_detected_in"] if same else trigger_run_id
+    return moved
 
 
 def analyse_campaign(con: duckdb.DuckDBPyConnection, campaign: str, trigger_run_id: str) -> HistoryOutcome:
@@ -124,11 +150,17 @@ def analyse_campaign(con: duckdb.DuckDBPyConnection, campaign: str, trigger_run_
     now = datetime.now(timezone.utc)
     with transaction(con):
         rows = _series_changes(con, campaign, settings, outcome)
-        earlier = dict(con.execute("select change_id, first_detected_in from detected_changes "
-                                   "where campaign = $campaign", {"campaign": campaign}).fetchall())
+        cursor = con.execute("select * from detected_changes where campaign = $campaign", {"campaign": campaign})
+        earlier = [dict(zip([d[0] for d in cursor.description], row)) for row in cursor.fetchall()]
+        moved = carry_over(rows, earlier, trigger_run_id)
         for row in rows:
-            row["first_detected_in"] = earlier.get(row["change_id"], trigger_run_id)
             row["detected_at"] = now
+        if moved:  # a triage follows its change to the neighbouring run
+            con.execute("insert into change_triage select pairs.new_id, old.status, old.note, old.triaged_at "
+                        "from (select unnest($new) as new_id, unnest($old) as old_id) as pairs "
+                        "join change_triage as old on old.change_id = pairs.old_id "
+                        "where pairs.new_id not in (select change_id from change_triage)",
+                        {"new": list(moved), "old": list(moved.values())})
         con.execute("delete from detected_changes where campaign = $campaign", {"campaign": campaign})
         if rows:
             frame = pd.DataFrame(rows)  # one insert of all rows: executemany costs a statement per row

@@ -139,9 +139,21 @@ def test_changes_say_which_labels_changed_and_when_they_were_first_seen(warehous
     assert later == [(run_id(NIGHTS - 1),)]
 
 
-def cli(path: Path, *args: str) -> subprocess.CompletedProcess:
+def command(path: Path, *args: str) -> subprocess.CompletedProcess:
+    """`perfcampaign ARGS -w PATH` as a user runs it: another process."""
     return subprocess.run([sys.executable, "-c", "from tasks.cli.main import main; main()", *args, "-w", str(path)],
                           capture_output=True, text=True, cwd=ROOT)
+
+
+def cli(path: Path, *args: str):
+    """The same command run in this process (typer's runner): returncode, stdout and stderr as `command` has."""
+    from typer.testing import CliRunner
+
+    from tasks.cli.main import app
+
+    result = CliRunner().invoke(app, [*args, "-w", str(path)])
+    result.returncode = result.exit_code
+    return result
 
 
 @pytest.fixture
@@ -153,8 +165,8 @@ def copy(warehouse, tmp_path) -> Path:
 
 
 def test_history_marks_changes_exclusions_and_the_new_plan(warehouse):
-    done = cli(warehouse, "history", "nightly", "--metric", "p95_ms", "--side", "server", "--host", "(all)",
-               "--iteration", "3", "--label", "(all)", "-f", "csv")
+    done = command(warehouse, "history", "nightly", "--metric", "p95_ms", "--side", "server", "--host", "(all)",
+                   "--iteration", "3", "--label", "(all)", "-f", "csv")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert len(lines) == 1 + NIGHTS
@@ -168,10 +180,17 @@ def test_history_marks_changes_exclusions_and_the_new_plan(warehouse):
                "--iteration", "3", "--label", "(all)", "--last", "2", "-f", "csv")
     assert [line.split(",")[7] for line in last.stdout.splitlines()[1:]] == \
         [run_id(NEW_PLAN - 2), run_id(NEW_PLAN - 1), run_id(NIGHTS - 2), run_id(NIGHTS - 1)]
+    table = cli(warehouse, "history", "nightly", "--metric", "p95_ms", "--side", "server", "--host", "(all)",
+                "--iteration", "3", "--label", "(all)")
+    ((change_id,),) = query(warehouse, "select change_id from change_points where side = 'server' and host = '(all)' "
+                                       "and iteration = 3 and label = '(all)' and metric = 'p95_ms' and run_id = $r",
+                            {"r": run_id(10)})
+    assert f"(sut_version 1.0.0 → 1.1.0), new, id {change_id}" in table.stdout  # the whole note, in a table too
 
 
 def test_changes_fail_on_an_untriaged_regression_until_triaged(copy):
-    listed = cli(copy, "changes", "--campaign", "nightly", "--since", "2026-10-28", "-f", "json", "--fail-on", "regression")
+    listed = command(copy, "changes", "--campaign", "nightly", "--since", "2026-10-28", "-f", "json", "--fail-on",
+                     "regression")
     assert listed.returncode == 3, listed.stderr
     import json
 
@@ -188,7 +207,7 @@ def test_changes_fail_on_an_untriaged_regression_until_triaged(copy):
 
 def test_triage_of_an_unknown_change_or_run_changes_nothing(copy):
     before = query(copy, "select count(*) from change_triage union all select count(*) from run_exclusions")
-    done = cli(copy, "triage", "0123456789ab", "--acknowledge")
+    done = command(copy, "triage", "0123456789ab", "--acknowledge")
     assert done.returncode == 1 and "no change point '0123456789ab'" in done.stderr
     done = cli(copy, "exclude", "nightly-999", "--note", "x")
     assert done.returncode == 1 and "no run 'nightly-999'" in done.stderr
@@ -201,7 +220,7 @@ def test_an_excluded_run_leaves_the_series_and_survives_a_re_ingest(copy, tmp_pa
     assert query(copy, "select count(*) from series where run_id = $r", {"r": run_id(OUTLIER)}) == [(0,)]
     assert query(copy, "select count(*) from change_points where run_id = $r", {"r": run_id(OUTLIER)}) == [(0,)]
     # a re-ingest of the run (the marts rebuilt for it) keeps the person's word
-    again = cli(copy, "ingest", str(write_night(tmp_path, OUTLIER, night(OUTLIER))))
+    again = command(copy, "ingest", str(write_night(tmp_path, OUTLIER, night(OUTLIER))))
     assert again.returncode == 0, again.stderr
     assert query(copy, "select cause, reason from history_exclusions where run_id = $r", {"r": run_id(OUTLIER)}) == \
         [("person", "marked invalid: load generator swapping")]
@@ -230,3 +249,23 @@ def test_the_baseline_comes_from_the_current_segment(warehouse, tmp_path):
         run_ddl(con, "macros")
         baselines = {n: default_baseline(con, run_id(n), {"labels": {}}) for n in (10, 11, OUTLIER + 1, FAILED + 1)}
     assert baselines == {10: run_id(9), 11: run_id(10), OUTLIER + 1: run_id(OUTLIER - 1), FAILED + 1: run_id(FAILED - 1)}
+
+
+def test_a_change_that_moves_to_the_next_run_keeps_its_first_detection_and_triage(copy):
+    """As more nights arrive a change may settle one run later: the same finding, not a new regression."""
+    from tasks.history.analysis import analyse_campaign
+    from tasks.warehouse.connection import open_warehouse
+
+    key = {"side": "server", "host": "(all)", "iteration": 3, "label": "(all)", "metric": "p95_ms", "kind": "change"}
+    where = " and ".join(f"{name} = ${name}" for name in key)
+    ((change_id, at, first),) = query(copy, f"select change_id, run_id, first_detected_in from change_points "
+                                            f"where {where} and run_id = $r", {**key, "r": run_id(10)})
+    with open_warehouse(copy, write=True) as con:
+        # as if an earlier analysis had placed it one night before, and a person had triaged it there
+        con.execute("update detected_changes set change_id = 'earlier', run_id = $r, first_detected_in = 'x' "
+                    "where change_id = $c", {"r": run_id(9), "c": change_id})
+        con.execute("insert into change_triage values ('earlier', 'acknowledged', 'on it', now())")
+        outcome = analyse_campaign(con, "nightly", run_id(NIGHTS - 1))
+    assert change_id not in {change["change_id"] for change in outcome.new_regressions}
+    assert query(copy, "select first_detected_in, status, triage_note from change_points where change_id = $c",
+                 {"c": change_id}) == [("x", "acknowledged", "on it")]
