@@ -49,7 +49,9 @@ class RunOverrides(BaseModel):
     pause_s: float | None = Field(default=None, ge=0, description="seconds between iterations")
     steps: list[dict[str, Any]] | None = Field(default=None, description='fixed steps, e.g. [{"vus": 10}, {"vus": 20}]')
     max_steps: int | None = Field(default=None, ge=1, description="ramp: at most this many steps")
-    extra: dict[str, Any] = Field(default_factory=dict, description="any campaign key, dotted: {'vars.port': '8080'}")
+    extra: dict[str, Any] = Field(default_factory=dict, description="more dotted keys of the allow-list "
+                                  "(tasks/campaign/spec.py OVERRIDABLE: durations, steps, ramp, declared vars), "
+                                  "e.g. {'vars.port': '8080'}; hosts, commands and the store come from the file")
 
     def dotted(self) -> dict[str, Any]:
         """The overrides as dotted campaign keys."""

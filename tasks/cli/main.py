@@ -12,6 +12,7 @@ import typer
 import yaml
 
 from tasks.bundle.manifest import ManifestError
+from tasks.campaign.spec import CampaignError, load_campaign
 from tasks.cli.compare import compare_command
 from tasks.cli.output import FormatOption, write_rows
 from tasks.cli.report import report_command, report_location
@@ -108,14 +109,20 @@ app.command("report")(report_command)
 app.command("compare")(compare_command)
 
 
-def _overrides(values: list[str]) -> dict:
-    """`--set load.duration_s=5` pairs; values are YAML (`load.steps=[{vus: 1}]`)."""
+def _overrides(campaign: Path, values: list[str]) -> dict:
+    """`--set load.duration_s=5` pairs; values are YAML (`load.steps=[{vus: 1}]`), checked against the
+    campaign file before Prefect starts (only durations, steps, load sizes and vars may change)."""
     parsed = {}
     for item in values:
         key, sep, value = item.partition("=")
         if not sep or not key:
             fail(f"--set {item!r}: expected KEY=VALUE, e.g. load.duration_s=30")
-        parsed[key.strip()] = yaml.safe_load(value)
+        try:
+            parsed[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            problem = getattr(exc, "problem", None) or "not valid YAML"
+            fail(f"--set {key.strip()}: the value {value!r} is not valid YAML ({problem}); quote it: {key.strip()}='\"...\"'")
+    load_campaign(campaign, parsed)
     return parsed
 
 
@@ -133,7 +140,7 @@ def run(
     """Run a campaign now through Prefect: stage up, iterations, collect, store, ingest, teardown."""
     from flows.campaign import RunOverrides, campaign_flow  # heavy: Prefect takes seconds to import
 
-    chosen = RunOverrides(extra=_overrides(overrides))
+    chosen = RunOverrides(extra=_overrides(campaign, overrides))
     typer.echo(campaign_flow(str(campaign), chosen, str(warehouse_path(warehouse)), str(work_dir)))
 
 
@@ -148,7 +155,7 @@ def demo(
 
     typer.echo("running campaigns/demo.yaml: ~4 iterations of 20 s, under 3 minutes", err=True)
     campaign_file = DEMO_CAMPAIGN
-    chosen = RunOverrides(extra=_overrides(overrides))
+    chosen = RunOverrides(extra=_overrides(campaign_file, overrides))
     run_id = campaign_flow(str(campaign_file), chosen, str(warehouse_path(warehouse)), str(work_dir))
     show(run_id, warehouse, "table")
     columns, rows = _query(warehouse, "select bundle_uri from runs where run_id = $run_id", {"run_id": run_id})
@@ -173,7 +180,7 @@ def main() -> None:
     """Console entry point: known failures become one line on stderr and exit code 1."""
     try:
         app()
-    except (IngestError, ManifestError, SourceError, WarehouseError, duckdb.Error, FileNotFoundError) as exc:
+    except (IngestError, ManifestError, CampaignError, SourceError, WarehouseError, duckdb.Error, FileNotFoundError) as exc:
         typer.echo(f"error: {exc}", err=True)
         sys.exit(1)
 

@@ -7,7 +7,6 @@ A non-zero exit that is not a result (k6's 99 is: thresholds crossed) raises `Lo
 
 from __future__ import annotations
 
-import shlex
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tasks.loadtools.config import Load
+from tasks.stage.shell import join, quote
 from tasks.stage.transport import Transport
 
 POLL_S = 0.5
@@ -81,7 +81,7 @@ class LoadTool(ABC):
         running = []
         for generator, command in self.commands(index, step).items():
             folder = self.iteration_dir(index)
-            script = f"{shlex.join(command)}; echo $? > {shlex.quote(folder + '/exit-code')}"
+            script = f"{join(command)}; echo $? > {quote(folder + '/exit-code')}"
             name = f"load-iter{index}"
             self.transports[generator].start_detached(name, script, folder)
             running.append(Running(generator, name, folder, time.monotonic()))

@@ -18,7 +18,6 @@ import logging
 import math
 import posixpath
 import selectors
-import shlex
 import socket
 import threading
 import time
@@ -27,6 +26,7 @@ from typing import Callable, TypeVar
 
 import paramiko
 
+from tasks.stage.shell import join, quote
 from tasks.stage.transport import (
     KILL_AFTER_S,
     Command,
@@ -223,8 +223,8 @@ class SshTransport(Transport):
             idempotent: bool = False) -> CommandResult:
         """Run a command on the host; retried after a dropped connection only if `idempotent`."""
         timeout_s = timeout_s or self.host.command_timeout_s
-        exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in reveal(env).items())
-        inner = shlex.join(cmd) if isinstance(cmd, list) else f"sh -c {shlex.quote(cmd)}"
+        exports = "".join(f"export {k}={quote(v)}\n" for k, v in reveal(env).items())
+        inner = join(cmd) if isinstance(cmd, list) else f"sh -c {quote(cmd)}"
         script = f"{exports}exec {inner} </dev/null\n".encode()
         remote = f"timeout -k {KILL_AFTER_S} {max(1, math.ceil(timeout_s))} sh -s"
         log.debug("%s: run %s (env names: %s)", self.name, display(cmd), sorted(env or {}))

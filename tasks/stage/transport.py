@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from tasks.stage.shell import join, quote
 
 Command = Union[list[str], str]
 Env = Mapping[str, Union[str, SecretStr]]
@@ -137,7 +138,7 @@ HostConfig = Annotated[Union[SshHost, LocalHost], Field(discriminator="transport
 
 def display(cmd: Command) -> str:
     """The command as one shell-quoted line, for logs and errors (environment values never included)."""
-    return shlex.join(cmd) if isinstance(cmd, list) else cmd
+    return join(cmd) if isinstance(cmd, list) else cmd
 
 
 def reveal(env: Env | None) -> dict[str, str]:
@@ -179,8 +180,8 @@ _ALIVE = (
     "awk -v g=\"$1\" '$1 == g && $2 !~ /^Z/ {f = 1} END {exit !f}'; }; "
 )
 _READ_PID = (
-    "pid=$(cat {pidf}); case $pid in ''|*[!0-9]*) echo \"bad pid file {pidf}\" >&2; exit 2;; esac; "
-    "[ \"$pid\" -gt 1 ] || {{ echo \"bad pid $pid in {pidf}\" >&2; exit 2; }}; "  # `kill -TERM -1` would signal every process
+    "pid=$(cat {pidf}); case $pid in ''|*[!0-9]*) echo bad pid file {pidf} >&2; exit 2;; esac; "
+    "[ \"$pid\" -gt 1 ] || {{ echo bad pid \"$pid\" in {pidf} >&2; exit 2; }}; "  # `kill -TERM -1` would signal every process
 )
 
 
@@ -188,7 +189,7 @@ def _paths(name: str, workdir: str) -> tuple[str, str, str]:
     if not _NAME.match(name):
         raise ValueError(f"detached process name must match {_NAME.pattern}: {name!r}")
     base = workdir.rstrip("/") or "/"
-    return shlex.quote(base), shlex.quote(f"{base}/{name}.log"), shlex.quote(f"{base}/{name}.pid")
+    return quote(base), quote(f"{base}/{name}.log"), quote(f"{base}/{name}.pid")
 
 
 class Transport(ABC):
@@ -229,7 +230,7 @@ class Transport(ABC):
     def start_detached(self, name: str, cmd: Command, workdir: str) -> int:
         """Start `cmd` in its own session (setsid nohup), output to `workdir/name.log`; return its pid."""
         wd, log, pidf = _paths(name, workdir)
-        inner = shlex.join(cmd) if isinstance(cmd, list) else f"sh -c {shlex.quote(cmd)}"
+        inner = join(cmd) if isinstance(cmd, list) else f"sh -c {quote(cmd)}"
         script = (
             f"{_ALIVE}mkdir -p {wd}; cd {wd} || exit 1; "
             f"if [ -f {pidf} ] && alive \"$(cat {pidf})\"; then echo '{name} is already running' >&2; exit 3; fi; "
