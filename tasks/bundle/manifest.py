@@ -22,8 +22,10 @@ from pydantic import (
 )
 
 from tasks.bundle.kinds import KINDS
+from tasks.bundle.yaml_limits import load_yaml
 
 MANIFEST_NAME = "run.yaml"
+MAX_LABELS, MAX_LABEL_CHARS = 64, 256  # labels are shown in every listing: a handful of short words
 
 Metric = Literal["avg_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms", "error_rate", "calls_per_s"]
 
@@ -36,7 +38,7 @@ class Iteration(BaseModel):
     """One load step: rows with start <= ts < end belong to it."""
 
     model_config = ConfigDict(extra="forbid")
-    index: int = Field(ge=0)
+    index: int = Field(ge=0, le=2**31 - 1)  # stored as INTEGER
     start: datetime
     end: datetime
     load: dict[str, Any] = Field(default_factory=dict)
@@ -58,7 +60,7 @@ class Iteration(BaseModel):
 class Requirement(BaseModel):
     """A response-time, error or throughput requirement, judged per iteration."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # `avg_ms < nan` would always "hold"
     id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,128}$")
     metric: Metric
     op: Literal["<", "<=", ">", ">="]
@@ -125,12 +127,12 @@ class Source(BaseModel):
 class Manifest(BaseModel):
     """The whole `run.yaml`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
     format: Literal[1]
     run_id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,128}$")
     campaign: str
     scenario: str = ""
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: dict[str, str] = Field(default_factory=dict, max_length=MAX_LABELS)
     timezone: str = "UTC"
     status: Literal["passed", "failed", "completed", "cancelled"] = "completed"
     status_reason: str | None = None
@@ -144,7 +146,11 @@ class Manifest(BaseModel):
     @classmethod
     def _labels_as_text(cls, value: Any) -> Any:
         if isinstance(value, dict):
-            return {str(k): str(v) for k, v in value.items()}
+            labels = {str(k): str(v) for k, v in value.items()}
+            for key, text in labels.items():
+                if len(key) > MAX_LABEL_CHARS or len(text) > MAX_LABEL_CHARS:
+                    raise ValueError(f"label {key[:40]!r}: keys and values are at most {MAX_LABEL_CHARS} characters")
+            return labels
         return value
 
     @field_validator("timezone")
@@ -197,7 +203,7 @@ def load_manifest(bundle_dir: Path) -> Manifest:
         raise ManifestError(f"{bundle_dir}: not a folder (a bundle is a folder with {MANIFEST_NAME})")
     path = Path(bundle_dir) / MANIFEST_NAME
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ManifestError(f"{path}: no manifest (a bundle is a folder with {MANIFEST_NAME})") from None
     except UnicodeDecodeError as exc:

@@ -16,11 +16,13 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from tasks.bundle.manifest import (
+    MAX_LABELS,
     CapacityOptions,
     Requirement,
     describe_validation_error,
 )
 from tasks.bundle.strict import NAME_PATTERN, StrictModel
+from tasks.bundle.yaml_limits import load_yaml
 from tasks.loadtools.config import Load
 from tasks.stage.config import BackgroundStep, Monitor, Step
 from tasks.stage.provision import background_steps
@@ -49,7 +51,7 @@ class Campaign(StrictModel):
     campaign: str = Field(pattern=NAME_PATTERN)
     scenario: str = ""
     stage: str = Field(pattern=NAME_PATTERN)
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: dict[str, str] = Field(default_factory=dict, max_length=MAX_LABELS)
     timezone: str = "UTC"
     vars: dict[str, str] = Field(default_factory=dict)
     workdir: str = "/tmp/perfcampaign"
@@ -177,7 +179,7 @@ def load_campaign(path: Path, overrides: dict[str, Any] | None = None, variables
     """
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CampaignError(f"{path}: no such campaign file") from None
     except yaml.YAMLError as exc:

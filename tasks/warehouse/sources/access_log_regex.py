@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 import pandas as pd
 
 from tasks.bundle.files import open_text
-from tasks.warehouse.sources.base import SourceContext, SourceError, reject
+from tasks.warehouse.sources.base import Rejects, SourceContext, SourceError, reject
 
 PRESET_REGEXES = {
     # Cloud Foundry gorouter RTR lines: [time] "request" status bytes_received bytes_sent ... response_time:s
@@ -72,7 +72,7 @@ def read_raw_frame(ctx: SourceContext, compiled: re.Pattern) -> tuple[pd.DataFra
     """Matched lines as raw columns; unmatched lines go to rejected_lines with their number."""
     parse_time = _time_parser(ctx)
     groups = compiled.groupindex
-    rows, rejected = [], []
+    rows, rejected = [], Rejects()
     with open_text(ctx.file) as handle:
         for line_no, line in enumerate(handle, start=1):
             line = line.rstrip("\r\n")

@@ -16,10 +16,12 @@ from typing import Any
 import duckdb
 
 from tasks.bundle.manifest import Manifest, Source
-from tasks.warehouse.models import build_model
+from tasks.warehouse.models import build_model, model_sql
 
 REQUEST_COLUMNS = ("label", "method", "started_at", "elapsed_ms", "status_code", "is_error", "bytes")
 EXCERPT_CHARS = 200
+REJECTS_KEPT = 10_000  # rejected lines kept per source with their reason; beyond, only counted
+OUTSIDE_RUN_MARGIN_H = 24.0  # requests starting further than this outside the run are rejected (a year-9999 line)
 
 
 class SourceError(ValueError):
@@ -102,21 +104,53 @@ def loaded_rows(ctx: SourceContext) -> int:
     ).fetchone()[0]
 
 
-def reject(ctx: SourceContext, rows: list[tuple[int, str, str]]) -> None:
-    """Keep unreadable lines aside as (line_no, reason, raw text)."""
-    if not rows:
+class Rejects:
+    """Rejected lines as (line_no, reason, text): every one counted, the first `keep` kept with a short excerpt.
+
+    A file of junk must not cost memory per line: past `keep` only the count grows (len() is the count).
+    """
+
+    def __init__(self, keep: int = REJECTS_KEPT):
+        self.keep, self.count, self.kept = keep, 0, []
+
+    def append(self, item: tuple[int | None, str, str]) -> None:
+        self.count += 1
+        if len(self.kept) < self.keep:
+            line_no, reason, text = item
+            self.kept.append((line_no, reason, text[:EXCERPT_CHARS]))
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self):
+        return iter(self.kept)
+
+
+def reject(ctx: SourceContext, rows) -> None:
+    """Keep unreadable lines aside as (line_no, reason, raw text): one bulk insert, at most REJECTS_KEPT."""
+    kept = list(rows)[:REJECTS_KEPT]
+    if not kept:
         return
-    ctx.con.executemany(
-        "insert into rejected_lines values ($run_id, $host, $path, $line_no, $reason, $excerpt)",
-        [
-            {
-                "run_id": ctx.manifest.run_id,
-                "host": ctx.source.host,
-                "path": ctx.source.path,
-                "line_no": line_no,
-                "reason": reason,
-                "excerpt": excerpt[:EXCERPT_CHARS],
-            }
-            for line_no, reason, excerpt in rows
-        ],
+    line_nos, reasons, excerpts = (list(column) for column in zip(*kept))
+    ctx.con.execute(
+        "insert into rejected_lines select $run_id, $host, $path, unnest($line_nos::bigint[]), "
+        "unnest($reasons::varchar[]), unnest($excerpts::varchar[])",
+        {"run_id": ctx.manifest.run_id, "host": ctx.source.host, "path": ctx.source.path, "line_nos": line_nos,
+         "reasons": reasons, "excerpts": [text[:EXCERPT_CHARS] for text in excerpts]},
     )
+
+
+def reject_bad_values(ctx: SourceContext) -> int:
+    """Move this source's requests with impossible values (sql/rejects/request_values.sql) to rejected_lines."""
+    margin_h = ctx.manifest.thresholds.get("reject_outside_run_h", OUTSIDE_RUN_MARGIN_H)
+    params = {"run_id": ctx.manifest.run_id, "source_key": ctx.source_key, "margin_us": round(margin_h * 3600e6)}
+    ctx.con.execute(f"create or replace temp table bad_requests as {model_sql('rejects/request_values')}", params)
+    bad = ctx.con.execute("select count(*) from bad_requests").fetchone()[0]
+    if bad:
+        ctx.con.execute("delete from request_facts where rowid in (select row_id from bad_requests)")
+        ctx.con.execute(
+            "insert into rejected_lines select $run_id, $host, $path, null, reason, excerpt from bad_requests "
+            "order by row_id limit $keep",
+            {"run_id": ctx.manifest.run_id, "host": ctx.source.host, "path": ctx.source.path, "keep": REJECTS_KEPT})
+    ctx.con.execute("drop table bad_requests")
+    return bad
