@@ -32,6 +32,7 @@ from tasks.campaign.steps import (
     stop_monitors_task,
     teardown_task,
 )
+from tasks.report.fmt import markdown_safe
 from tasks.report.steps import report_task
 from tasks.settings import WORK_DIR
 from tasks.store.steps import store_task
@@ -151,7 +152,7 @@ def publish(run: CampaignRun, warehouse: str | None, work_dir: str) -> None:
             lines.append(f"\nIngest failed: {ingested.message}. Re-run `perfcampaign ingest {run.bundle}` once fixed.")
     text = "\n".join(lines)
     print(text)
-    create_markdown_artifact(key=f"run-{run.campaign.campaign}".lower(), markdown=text,
+    create_markdown_artifact(key=f"run-{run.campaign.campaign}".lower(), markdown=markdown_safe(text),
                              description=f"campaign run {run.run_id}")
     if not stored.is_completed():
         stored.result()  # the store's error fails the flow, now that everything else is done

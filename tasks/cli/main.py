@@ -14,7 +14,7 @@ import yaml
 from tasks.bundle.manifest import ManifestError
 from tasks.campaign.spec import CampaignError, load_campaign
 from tasks.cli.compare import compare_command
-from tasks.cli.output import FormatOption, write_rows
+from tasks.cli.output import FormatOption, printable, write_rows
 from tasks.cli.report import report_command, report_location
 from tasks.cli.summary import print_ingest_report
 from tasks.cli.validate import validate_command
@@ -42,7 +42,7 @@ WarehouseOption = Annotated[
 
 def fail(message: str) -> None:
     """Print an error to stderr and exit non-zero."""
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"error: {printable(message, keep_lines=True)}", err=True)
     raise typer.Exit(code=1)
 
 
@@ -98,7 +98,8 @@ def show(
     write_rows(columns, rows, fmt, title=f"{run_id}: requests per iteration (times in ms)")
     _, ((verdict, status, reason),) = _query(warehouse, model_sql("reports/run_verdict"), params)
     if fmt == "table":
-        typer.echo(f"\n{run_id}: {verdict}" + (f" (run {status}: {reason})" if verdict.startswith("RUN") else ""))
+        line = f"{run_id}: {verdict}" + (f" (run {status}: {reason})" if verdict.startswith("RUN") else "")
+        typer.echo("\n" + printable(line, keep_lines=True))
     columns, rows = _query(warehouse, model_sql("reports/show_verdicts"), params)
     if rows:
         typer.echo("")
@@ -181,7 +182,7 @@ def main() -> None:
     try:
         app()
     except (IngestError, ManifestError, CampaignError, SourceError, WarehouseError, duckdb.Error, FileNotFoundError) as exc:
-        typer.echo(f"error: {exc}", err=True)
+        typer.echo(f"error: {printable(str(exc), keep_lines=True)}", err=True)
         sys.exit(1)
 
 

@@ -155,3 +155,28 @@ def test_a_file_of_junk_lines_is_counted_in_bulk_within_1_gb(tmp_path):
     assert peak_kb < 1 << 20
     assert _rows(warehouse, "select rows_rejected from sources") == [(200_000,)]
     assert _rows(warehouse, "select count(*), min(line_no), max(line_no) from rejected_lines") == [(REJECTS_KEPT, 1, REJECTS_KEPT)]
+
+
+def test_control_characters_and_html_from_a_bundle_stay_text(tmp_path):
+    from tasks.report.build import build_report
+
+    cli = [str(Path(sys.executable).parent / "perfcampaign")]
+    hostile = "\x1b]0;owned\x07\x1b[2J<img src=x onerror=alert(1)>"
+    root = _access_bundle(tmp_path, [_line(s) for s in range(30)], labels={"note": hostile},
+                          status="failed", status_reason=hostile)
+    text = (root / "run.yaml").read_text().replace("campaign: test", "campaign: \"t\\e[2Jt\"")
+    (root / "run.yaml").write_text(text)
+    warehouse = tmp_path / "w.duckdb"
+    ingest_bundle(root, warehouse, **QUIET)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    for args in (["runs"], ["show", "test-run"], ["sql", "select labels, status_reason from runs"]):
+        shown = subprocess.run([*cli, *args, "--warehouse", str(warehouse)], capture_output=True, text=True,
+                               env=env, timeout=120, check=False)
+        assert shown.returncode == 0, shown.stderr
+        assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout, args
+    assert "\\x1b" in shown.stdout  # shown as an escape, not hidden
+    files = build_report(warehouse, "test-run", tmp_path / "out", compare=False)
+    markdown = files.path("markdown").read_text()
+    assert "<img" not in markdown
+    from tasks.report.fmt import markdown_safe
+    assert markdown_safe(f"- {hostile}") == "- \x1b]0;owned\x07\x1b[2J&lt;img src=x onerror=alert(1)&gt;"
