@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import duckdb
@@ -180,3 +181,21 @@ def test_control_characters_and_html_from_a_bundle_stay_text(tmp_path):
     assert "<img" not in markdown
     from tasks.report.fmt import markdown_safe
     assert markdown_safe(f"- {hostile}") == "- \x1b]0;owned\x07\x1b[2J&lt;img src=x onerror=alert(1)&gt;"
+
+
+def test_a_catastrophic_user_regex_ends_at_once(tmp_path):
+    """`(a+)+b` backtracks 2^n times in Python's re on a line of a's; RE2 matches in linear time."""
+    source = {"kind": "access_log", "host": "app", "path": "app/x.log", "regex": r"(?P<time>(a+)+b)(?P<status>\d)?",
+              "max_rejected_pct": 100}
+    root = write_bundle(tmp_path / "b", {"app/x.log": "a" * 40 + "\n"}, [source], WINDOW)
+    started = time.perf_counter()
+    ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
+    assert time.perf_counter() - started < 30
+    assert _rows(tmp_path / "w.duckdb", "select line_no, reason from rejected_lines") == [(1, "does not match the source's regex")]
+
+
+def test_a_regex_re2_cannot_run_is_refused_with_its_reason(tmp_path):
+    source = {"kind": "access_log", "host": "app", "path": "app/x.log", "regex": r"(?P<time>a)(?P<status>1)\1"}
+    root = write_bundle(tmp_path / "b", {"app/x.log": "a1a\n"}, [source], WINDOW)
+    with pytest.raises(SourceError, match=r"sources\.0 \(app/x\.log\)\.regex: not a regular expression RE2 accepts.*\\1"):
+        ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
