@@ -199,3 +199,41 @@ def test_a_regex_re2_cannot_run_is_refused_with_its_reason(tmp_path):
     root = write_bundle(tmp_path / "b", {"app/x.log": "a1a\n"}, [source], WINDOW)
     with pytest.raises(SourceError, match=r"sources\.0 \(app/x\.log\)\.regex: not a regular expression RE2 accepts.*\\1"):
         ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
+
+
+def test_botocore_debug_logs_never_show_a_credential(monkeypatch):
+    """A real client signs a put with a session token, DEBUG logging on; the endpoint refuses the connection."""
+    import logging
+
+    from tasks.store.base import StoreConfig
+    from tasks.store.s3_client import make_client
+
+    token, key_id, secret = "FwoGZXIvYXdzEXAMPLESESSIONTOKEN0123456789/abc+def==", "ASIAEXAMPLEKEYID0123", "s3cr3tKeyExample"
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", key_id)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    monkeypatch.setenv("AWS_SESSION_TOKEN", token)
+    seen: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            seen.append(self.format(record))
+
+    handler = Keep(level=logging.DEBUG)
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        config = StoreConfig(uri="s3://bucket/p", endpoint_url="http://127.0.0.1:9", request_attempts=1,
+                             connect_timeout_s=1)
+        client = make_client(config, lambda **kw: None, lambda **kw: None)
+        with pytest.raises(Exception):
+            client.put_object(Bucket="bucket", Key="k", Body=b"x")
+        client.generate_presigned_url("get_object", Params={"Bucket": "bucket", "Key": "k"})
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+    text = "\n".join(seen)
+    assert "x-amz-security-token" in text.lower() and "<redacted>" in text  # the forms were logged, hidden
+    for secret_text in (token, token.split("/")[0], key_id, secret):
+        assert secret_text not in text
