@@ -139,9 +139,10 @@ def run(
     work_dir: WorkOption = Path(WORK_DIR),
 ) -> None:
     """Run a campaign now through Prefect: stage up, iterations, collect, store, ingest, teardown."""
+    extra = _overrides(campaign, overrides)  # a refused key fails now, before Prefect starts
     from flows.campaign import RunOverrides, campaign_flow  # heavy: Prefect takes seconds to import
 
-    chosen = RunOverrides(extra=_overrides(campaign, overrides))
+    chosen = RunOverrides(extra=extra)
     typer.echo(campaign_flow(str(campaign), chosen, str(warehouse_path(warehouse)), str(work_dir)))
 
 
@@ -152,11 +153,12 @@ def demo(
     work_dir: WorkOption = Path(WORK_DIR),
 ) -> None:
     """Run the demo campaign (two JVM echo services, k6, vmstat, jstat) end to end and show the result."""
+    extra = _overrides(DEMO_CAMPAIGN, overrides)
     from flows.campaign import RunOverrides, campaign_flow  # heavy: Prefect takes seconds to import
 
     typer.echo("running campaigns/demo.yaml: ~4 iterations of 20 s, under 3 minutes", err=True)
     campaign_file = DEMO_CAMPAIGN
-    chosen = RunOverrides(extra=_overrides(campaign_file, overrides))
+    chosen = RunOverrides(extra=extra)
     run_id = campaign_flow(str(campaign_file), chosen, str(warehouse_path(warehouse)), str(work_dir))
     show(run_id, warehouse, "table")
     columns, rows = _query(warehouse, "select bundle_uri from runs where run_id = $run_id", {"run_id": run_id})

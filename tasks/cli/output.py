@@ -28,6 +28,7 @@ def printable(text: str, keep_lines: bool = False) -> str:
     (`keep_lines`: newlines stay, for multi-line messages)."""
     if keep_lines:
         return "\n".join(printable(line) for line in text.split("\n"))
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # a surrogate-escaped file name as \\udcff
     return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 

@@ -79,14 +79,52 @@ def load_private_key(text: str) -> paramiko.PKey:
     raise TransportError("the private key is not an unencrypted ed25519, ECDSA or RSA key")
 
 
+def load_known_hosts(client: paramiko.SSHClient, path: Path) -> set[str]:
+    """Load an OpenSSH known_hosts file into the client; return the fingerprints it marks `@revoked`.
+
+    paramiko reads neither marker (`@revoked`, `@cert-authority`: it fails with "Incorrect padding"), so
+    the lines are read here: a revoked key is never trusted, even where another line lists it, and a
+    certificate authority line is refused by name (host certificates are not supported).
+    """
+    revoked, entries = set(), []
+    for number, raw in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        marker, _, rest = line.partition(" ") if line.startswith("@") else ("", "", line)
+        if marker == "@cert-authority":
+            raise HostKeyRejected(f"{path}:{number}: @cert-authority lines (host certificates) are not supported: "
+                                  "list the host keys themselves")
+        try:
+            entry = paramiko.hostkeys.HostKeyEntry.from_line(rest.strip(), number)
+        except (paramiko.hostkeys.InvalidHostKey, paramiko.SSHException, ValueError) as exc:
+            raise HostKeyRejected(f"{path}:{number}: not a known_hosts line ({exc})") from None
+        if marker == "@revoked":
+            if entry is not None:
+                revoked.add(fingerprint(entry.key))
+        elif marker:
+            raise HostKeyRejected(f"{path}:{number}: unknown marker {marker[:40]!r} (OpenSSH knows @revoked, @cert-authority)")
+        elif entry is not None:
+            entries.append(entry)
+    keys = client.get_host_keys()
+    for entry in entries:
+        if fingerprint(entry.key) not in revoked:
+            for name in entry.hostnames:
+                keys.add(name, entry.key.get_name(), entry.key)
+    return revoked
+
+
 class _HostKeyPolicy(paramiko.MissingHostKeyPolicy):
     """Decides on a host key absent from known_hosts: the pinned fingerprint, explicit trust, or refusal."""
 
-    def __init__(self, host: SshHost, name: str):
-        self.host, self.name = host, name
+    def __init__(self, host: SshHost, name: str, revoked: set[str] = frozenset()):
+        self.host, self.name, self.revoked = host, name, revoked
 
     def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
         seen = fingerprint(key)
+        if seen in self.revoked:
+            raise HostKeyRejected(f"{self.name}: host key {key.get_name()} {seen} of {hostname} is marked @revoked "
+                                  f"in {self.host.known_hosts}")
         if self.host.host_key_fingerprint:
             if not hmac.compare_digest(seen, self.host.host_key_fingerprint):
                 raise HostKeyRejected(f"{self.name}: host key of {hostname} is {seen}, "
@@ -157,9 +195,8 @@ class SshTransport(Transport):
     def _connect_once(self, known_hosts: Path | None, pkey: paramiko.PKey) -> paramiko.SSHClient:
         host, client = self.host, paramiko.SSHClient()
         try:
-            if known_hosts is not None:
-                client.load_host_keys(str(known_hosts))
-            client.set_missing_host_key_policy(_HostKeyPolicy(host, self.name))
+            revoked = load_known_hosts(client, known_hosts) if known_hosts is not None else set()
+            client.set_missing_host_key_policy(_HostKeyPolicy(host, self.name, revoked))
             # paramiko checks the host key (known_hosts, else the policy) before it authenticates.
             client.connect(host.address, port=host.port, username=host.user, pkey=pkey,
                            allow_agent=False, look_for_keys=False, timeout=host.connect_timeout_s,

@@ -245,6 +245,11 @@ def ingest_bundle(
     progress = progress or (lambda message: print(message, file=sys.stderr))
     started = time.perf_counter()
     root = Path(bundle_dir).resolve()
+    try:
+        str(root).encode("utf-8")
+    except UnicodeEncodeError:
+        raise IngestError(f"{str(root)!r}: the bundle's path is not valid UTF-8 (a name in another encoding?): "
+                          "rename it; DuckDB opens files by UTF-8 names") from None
     manifest = load_manifest(root)
     report = IngestReport(manifest.run_id, Path(warehouse))
     with open_warehouse(Path(warehouse), write=True) as con:

