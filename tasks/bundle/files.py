@@ -11,6 +11,7 @@ from pathlib import Path
 # A gzip file may not unpack past either limit (a 1 MB bomb made 2.2 GB of RSS); settable, docs/security.md.
 MAX_DECOMPRESSED_BYTES = int(os.environ.get("PERFCAMPAIGN_MAX_DECOMPRESSED_BYTES", 32 << 30))
 MAX_GZIP_RATIO = float(os.environ.get("PERFCAMPAIGN_MAX_GZIP_RATIO", 200))
+HEADER_CHARS = 1 << 20  # a header line read in Python (k6 CSV, JTL) longer than this is no header
 
 
 class CompressedFileError(ValueError):

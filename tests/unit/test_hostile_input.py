@@ -289,3 +289,17 @@ def test_a_refused_or_unreadable_set_is_one_clear_line(setting, expected):
                            "--set", setting], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)},
                           timeout=120, check=False)
     assert done.returncode == 1 and "Traceback" not in done.stderr and expected in done.stderr, done.stderr
+
+
+def test_a_huge_line_is_a_clear_error_or_a_counted_reject(tmp_path):
+    """A 3 MB line (past DuckDB's 2 MB line limit and the csv module's field limit) is never a traceback
+    and never lost: as a header it is refused naming the file, inside a log it is a rejected line."""
+    huge = "x" * (3 << 20)
+    for kind, name in (("k6_csv", "k.csv"), ("jtl", "r.jtl")):
+        root = write_bundle(tmp_path / kind, {f"g/{name}": huge + "\n1,2\n"}, [{"kind": kind, "host": "g", "path": f"g/{name}"}], WINDOW)
+        with pytest.raises(SourceError, match=rf"sources\.0 \(g/{name}\): .*(longer than 1,048,576|not k6 CSV output)"):
+            ingest_bundle(root, tmp_path / f"{kind}.duckdb", **QUIET)
+    lines = [_line(s) for s in range(50)] + [_line(51).replace("/a ", "/" + huge + " ")] + [_line(s) for s in range(50)]
+    warehouse = tmp_path / "w.duckdb"
+    ingest_bundle(_access_bundle(tmp_path, lines), warehouse, **QUIET)
+    assert _rows(warehouse, "select rows_loaded, rows_rejected from sources") == [(100, 1)]
