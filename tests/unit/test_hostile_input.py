@@ -303,3 +303,16 @@ def test_a_huge_line_is_a_clear_error_or_a_counted_reject(tmp_path):
     warehouse = tmp_path / "w.duckdb"
     ingest_bundle(_access_bundle(tmp_path, lines), warehouse, **QUIET)
     assert _rows(warehouse, "select rows_loaded, rows_rejected from sources") == [(100, 1)]
+
+
+def test_rejects_past_the_kept_number_are_counted_in_a_delimited_log(tmp_path):
+    lines = [_line(s) for s in range(10)] + [f"junk {n}" for n in range(REJECTS_KEPT + 2000)] + [_line(s) for s in range(10)]
+    warehouse = tmp_path / "w.duckdb"
+    root = _access_bundle(tmp_path, lines)
+    text = (root / "run.yaml").read_text().replace("max_rejected_pct: 50", "max_rejected_pct: 100")
+    (root / "run.yaml").write_text(text)
+    ingest_bundle(root, warehouse, **QUIET)
+    assert _rows(warehouse, "select rows_loaded, rows_rejected from sources") == [(20, REJECTS_KEPT + 2000)]
+    # DuckDB stops storing at REJECTS_KEPT errors (a junk line has several): the first lines are kept
+    (kept, first), = _rows(warehouse, "select count(*), min(line_no) from rejected_lines")
+    assert 0 < kept <= REJECTS_KEPT and first == 11

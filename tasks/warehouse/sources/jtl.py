@@ -23,6 +23,7 @@ from tasks.bundle.files import HEADER_CHARS, is_gzip, open_text
 from tasks.warehouse.models import build_model, drop_model
 from tasks.warehouse.sources import csv_pieces, jtl_xml
 from tasks.warehouse.sources.base import (
+    REJECTS_KEPT,
     SourceContext,
     SourceError,
     SourceResult,
@@ -123,6 +124,7 @@ def _read_csv(ctx: SourceContext) -> SourceResult:
         escapechar='"',
         auto_detect=False,
         store_rejects=True,
+        rejects_limit=REJECTS_KEPT,  # a file of junk: the rest are counted, not stored (csv_pieces)
         strict_mode=True,
         force_not_null=["timeStamp", "elapsed"],  # an empty one is a broken record: rejected, not NULL
         encoding=encoding,

@@ -16,6 +16,7 @@ from tasks.bundle.files import HEADER_CHARS, is_gzip, open_text
 from tasks.warehouse.models import build_model, drop_model
 from tasks.warehouse.sources import csv_pieces
 from tasks.warehouse.sources.base import (
+    REJECTS_KEPT,
     SourceContext,
     SourceError,
     SourceResult,
@@ -124,6 +125,7 @@ def read_k6_csv(ctx: SourceContext) -> SourceResult:
             columns={name: "VARCHAR" for name in header},
             compression="gzip" if is_gzip(path) else "none",
             store_rejects=True,
+            rejects_limit=REJECTS_KEPT,  # a file of junk: the rest are counted, not stored (csv_pieces)
             strict_mode=True,
         )
 
