@@ -5,6 +5,8 @@
 -- grain: one row per rejected request (row_id)
 -- upstream: request_facts, runs
 -- The line number is not known after parsing (NULL); the excerpt gives the values read from it.
+-- line_no is NULL here (request readers do not carry it): the query returns it for the shape it shares with
+-- sample_times.sql.
 with run as (
     select epoch_us(started_at) - $margin_us as from_us, epoch_us(ended_at) + $margin_us as to_us
     from runs
@@ -36,6 +38,7 @@ judged as (
 final as (
     select
         row_id,
+        null::bigint as line_no,
         'value: ' || reason as reason,
         'started_at=' || coalesce(strftime(started_at, '%Y-%m-%dT%H:%M:%S.%fZ'), 'null')
             || ' elapsed_ms=' || coalesce(elapsed_ms::varchar, 'null')

@@ -174,9 +174,8 @@ def _read_sources(
             # DuckDB's first line says what went wrong; the rest lists reader options the user never set
             reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise SourceError(f"{ctx.field}: cannot read it as {source.kind} (is it one?): {reason}") from exc
-        if source.side is not None:  # requests with impossible values become rejected lines, whatever the reader
-            bad = reject_bad_values(ctx)
-            result.rows, result.rejected = result.rows - bad, result.rejected + bad
+        bad = reject_bad_values(ctx)  # impossible values become rejected lines, whatever the reader
+        result.rows, result.rejected = result.rows - bad, result.rejected + bad
         seconds = time.perf_counter() - started
         if result.rejected_pct > source.max_rejected_pct:
             raise IngestError(

@@ -316,3 +316,20 @@ def test_rejects_past_the_kept_number_are_counted_in_a_delimited_log(tmp_path):
     # DuckDB stops storing at REJECTS_KEPT errors (a junk line has several): the first lines are kept
     (kept, first), = _rows(warehouse, "select count(*), min(line_no) from rejected_lines")
     assert 0 < kept <= REJECTS_KEPT and first == 11
+
+
+@pytest.mark.parametrize("date", ["9999-12-31 23:59:59", "0001-01-01 00:00:00"])
+def test_a_host_sample_dated_far_outside_the_run_is_rejected_and_the_report_builds(tmp_path, date):
+    from tasks.report.build import build_report
+
+    head = ("procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu----- -----timestamp-----\n"
+            " r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st                 UTC\n")
+    row = " 1  0      0 100000  2000 30000    0    0     0     0  100  200  5  2 93  0  0 {}\n"
+    text = head + "".join(row.format(f"2026-12-02 14:00:{s:02d}") for s in range(30)) + row.format(date)
+    root = write_bundle(tmp_path / "b", {"a/v.log": text}, [{"kind": "vmstat", "host": "a", "path": "a/v.log", "max_rejected_pct": 10}], WINDOW)
+    warehouse = tmp_path / "w.duckdb"
+    ingest_bundle(root, warehouse, **QUIET)
+    assert _rows(warehouse, "select rows_loaded, rows_rejected from sources") == [(30, 1)]
+    assert _rows(warehouse, "select line_no, reason from rejected_lines") == [
+        (33, "value: sampled_at lies outside the run by more than the margin (thresholds.reject_outside_run_h)")]
+    assert build_report(warehouse, "test-run", tmp_path / "out", compare=False).path("html").stat().st_size > 0

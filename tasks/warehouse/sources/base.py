@@ -21,6 +21,7 @@ from tasks.warehouse.models import build_model, model_sql
 REQUEST_COLUMNS = ("label", "method", "started_at", "elapsed_ms", "status_code", "is_error", "bytes")
 EXCERPT_CHARS = 200
 REJECTS_KEPT = 10_000  # rejected lines kept per source with their reason; beyond, only counted
+SAMPLE_KINDS = ("vmstat", "jstat", "docker_stats")  # the readers that append to host_sample_facts
 OUTSIDE_RUN_MARGIN_H = 24.0  # requests starting further than this outside the run are rejected (a year-9999 line)
 
 
@@ -141,16 +142,27 @@ def reject(ctx: SourceContext, rows) -> None:
 
 
 def reject_bad_values(ctx: SourceContext) -> int:
-    """Move this source's requests with impossible values (sql/rejects/request_values.sql) to rejected_lines."""
+    """Move this source's rows with impossible values to rejected_lines; return how many.
+
+    Requests: sql/rejects/request_values.sql (durations, statuses, times); host samples:
+    sql/rejects/sample_times.sql (times). Both judge times against the run widened by
+    thresholds.reject_outside_run_h.
+    """
+    if ctx.source.side is not None:
+        table, query = "request_facts", "rejects/request_values"
+    elif ctx.source.kind in SAMPLE_KINDS:
+        table, query = "host_sample_facts", "rejects/sample_times"
+    else:
+        return 0
     margin_h = ctx.manifest.thresholds.get("reject_outside_run_h", OUTSIDE_RUN_MARGIN_H)
     params = {"run_id": ctx.manifest.run_id, "source_key": ctx.source_key, "margin_us": round(margin_h * 3600e6)}
-    ctx.con.execute(f"create or replace temp table bad_requests as {model_sql('rejects/request_values')}", params)
-    bad = ctx.con.execute("select count(*) from bad_requests").fetchone()[0]
+    ctx.con.execute(f"create or replace temp table bad_rows as {model_sql(query)}", params)
+    bad = ctx.con.execute("select count(*) from bad_rows").fetchone()[0]
     if bad:
-        ctx.con.execute("delete from request_facts where rowid in (select row_id from bad_requests)")
+        ctx.con.execute(f"delete from {table} where rowid in (select row_id from bad_rows)")  # table: fixed above
         ctx.con.execute(
-            "insert into rejected_lines select $run_id, $host, $path, null, reason, excerpt from bad_requests "
+            "insert into rejected_lines select $run_id, $host, $path, line_no, reason, excerpt from bad_rows "
             "order by row_id limit $keep",
             {"run_id": ctx.manifest.run_id, "host": ctx.source.host, "path": ctx.source.path, "keep": REJECTS_KEPT})
-    ctx.con.execute("drop table bad_requests")
+    ctx.con.execute("drop table bad_rows")
     return bad
