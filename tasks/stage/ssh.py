@@ -10,8 +10,6 @@ sent yet, otherwise only for calls marked idempotent.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import hmac
 import io
 import logging
@@ -26,6 +24,7 @@ from typing import Callable, TypeVar
 
 import paramiko
 
+from tasks.stage.known_hosts import HostKeyRejected, fingerprint, load_known_hosts
 from tasks.stage.shell import join, quote
 from tasks.stage.transport import (
     KILL_AFTER_S,
@@ -55,18 +54,8 @@ class _Deadline(Exception):
     """The client-side deadline of a command passed."""
 
 
-class HostKeyRejected(TransportError):
-    """The server's host key is unknown or differs from the expected one; nothing was authenticated."""
-
-
 class AuthenticationFailed(TransportError):
     """The server refused our key."""
-
-
-def fingerprint(key: paramiko.PKey) -> str:
-    """`SHA256:<base64 without padding>` of a public key, as `ssh-keygen -lf` prints it."""
-    digest = hashlib.sha256(key.asbytes()).digest()
-    return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
 
 
 def load_private_key(text: str) -> paramiko.PKey:
@@ -77,41 +66,6 @@ def load_private_key(text: str) -> paramiko.PKey:
         except (paramiko.SSHException, ValueError):  # another type, or encrypted
             continue
     raise TransportError("the private key is not an unencrypted ed25519, ECDSA or RSA key")
-
-
-def load_known_hosts(client: paramiko.SSHClient, path: Path) -> set[str]:
-    """Load an OpenSSH known_hosts file into the client; return the fingerprints it marks `@revoked`.
-
-    paramiko reads neither marker (`@revoked`, `@cert-authority`: it fails with "Incorrect padding"), so
-    the lines are read here: a revoked key is never trusted, even where another line lists it, and a
-    certificate authority line is refused by name (host certificates are not supported).
-    """
-    revoked, entries = set(), []
-    for number, raw in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        marker, _, rest = line.partition(" ") if line.startswith("@") else ("", "", line)
-        if marker == "@cert-authority":
-            raise HostKeyRejected(f"{path}:{number}: @cert-authority lines (host certificates) are not supported: "
-                                  "list the host keys themselves")
-        try:
-            entry = paramiko.hostkeys.HostKeyEntry.from_line(rest.strip(), number)
-        except (paramiko.hostkeys.InvalidHostKey, paramiko.SSHException, ValueError) as exc:
-            raise HostKeyRejected(f"{path}:{number}: not a known_hosts line ({exc})") from None
-        if marker == "@revoked":
-            if entry is not None:
-                revoked.add(fingerprint(entry.key))
-        elif marker:
-            raise HostKeyRejected(f"{path}:{number}: unknown marker {marker[:40]!r} (OpenSSH knows @revoked, @cert-authority)")
-        elif entry is not None:
-            entries.append(entry)
-    keys = client.get_host_keys()
-    for entry in entries:
-        if fingerprint(entry.key) not in revoked:
-            for name in entry.hostnames:
-                keys.add(name, entry.key.get_name(), entry.key)
-    return revoked
 
 
 class _HostKeyPolicy(paramiko.MissingHostKeyPolicy):
