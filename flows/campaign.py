@@ -33,6 +33,7 @@ from tasks.campaign.steps import (
     teardown_task,
 )
 from tasks.history.steps import history_task
+from tasks.report.fmt import markdown_safe
 from tasks.report.steps import report_task
 from tasks.settings import WORK_DIR
 from tasks.store.steps import store_task
@@ -50,7 +51,9 @@ class RunOverrides(BaseModel):
     pause_s: float | None = Field(default=None, ge=0, description="seconds between iterations")
     steps: list[dict[str, Any]] | None = Field(default=None, description='fixed steps, e.g. [{"vus": 10}, {"vus": 20}]')
     max_steps: int | None = Field(default=None, ge=1, description="ramp: at most this many steps")
-    extra: dict[str, Any] = Field(default_factory=dict, description="any campaign key, dotted: {'vars.port': '8080'}")
+    extra: dict[str, Any] = Field(default_factory=dict, description="more dotted keys of the allow-list "
+                                  "(tasks/campaign/spec.py OVERRIDABLE: durations, steps, ramp, declared vars), "
+                                  "e.g. {'vars.port': '8080'}; hosts, commands and the store come from the file")
 
     def dotted(self) -> dict[str, Any]:
         """The overrides as dotted campaign keys."""
@@ -153,7 +156,7 @@ def publish(run: CampaignRun, warehouse: str | None, work_dir: str) -> None:
             lines.append(f"\nIngest failed: {ingested.message}. Re-run `perfcampaign ingest {run.bundle}` once fixed.")
     text = "\n".join(lines)
     print(text)
-    create_markdown_artifact(key=f"run-{run.campaign.campaign}".lower(), markdown=text,
+    create_markdown_artifact(key=f"run-{run.campaign.campaign}".lower(), markdown=markdown_safe(text),
                              description=f"campaign run {run.run_id}")
     if not stored.is_completed():
         stored.result()  # the store's error fails the flow, now that everything else is done

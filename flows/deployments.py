@@ -38,7 +38,7 @@ def build_deployments(paths: list[Path] | None = None) -> list:
         campaign_flow.to_deployment(
             name=ADHOC,
             parameters={"campaign_file": str(REPO / "campaigns" / "demo.yaml")},
-            description="Run any campaign file now; the overrides form changes duration, pause, steps or any key.",
+            description="Run any campaign file now; the overrides form changes duration, pause, steps, the ramp or declared vars.",
             tags=["campaign", "adhoc"],
         )
     )

@@ -23,10 +23,16 @@ from yaml import YAMLError
 
 from tasks.bundle.kinds import KINDS
 from tasks.bundle.load import load_matches
-from tasks.bundle.strict import StrictModel, check_keys, describe_validation_error, load_yaml
+from tasks.bundle.strict import (
+    StrictModel,
+    check_keys,
+    describe_validation_error,
+    load_yaml,
+)
 from tasks.bundle.thresholds import THRESHOLDS
 
 MANIFEST_NAME = "run.yaml"
+MAX_LABELS, MAX_LABEL_CHARS = 64, 256  # labels are shown in every listing: a handful of short words
 
 Metric = Literal["avg_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms", "error_rate", "calls_per_s"]
 # Statistics of a k6 metric, named as k6's summary names them: `rate` is the share of non-zero values of a
@@ -41,7 +47,7 @@ class ManifestError(ValueError):
 class Iteration(StrictModel):
     """One load step: rows with start <= ts < end belong to it."""
 
-    index: int = Field(ge=0)
+    index: int = Field(ge=0, le=2**31 - 1)  # stored as INTEGER
     start: datetime
     end: datetime
     load: dict[str, Any] = Field(default_factory=dict)
@@ -207,7 +213,7 @@ class Manifest(StrictModel):
     run_id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,128}$")
     campaign: str
     scenario: str = ""
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: dict[str, str] = Field(default_factory=dict, max_length=MAX_LABELS)
     timezone: str = "UTC"
     status: Literal["passed", "failed", "completed", "cancelled"] = "completed"
     status_reason: str | None = None
@@ -227,7 +233,11 @@ class Manifest(StrictModel):
     @classmethod
     def _labels_as_text(cls, value: Any) -> Any:
         if isinstance(value, dict):
-            return {str(k): str(v) for k, v in value.items()}
+            labels = {str(k): str(v) for k, v in value.items()}
+            for key, text in labels.items():
+                if len(key) > MAX_LABEL_CHARS or len(text) > MAX_LABEL_CHARS:
+                    raise ValueError(f"label {key[:40]!r}: keys and values are at most {MAX_LABEL_CHARS} characters")
+            return labels
         return value
 
     @field_validator("timezone")

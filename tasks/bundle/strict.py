@@ -15,6 +15,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
+from tasks.bundle.yaml_limits import load_yaml as load_bounded
+
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"  # campaigns, stages, background processes
 
 Lines = dict[tuple, int]  # a key's or list item's place in the data (as pydantic's `loc`) -> its line
@@ -38,7 +40,7 @@ def check_keys(data: dict, valid: Iterable[str]) -> None:
 class StrictModel(BaseModel):
     """A model that refuses keys it does not declare (a misspelt key must not be ignored silently)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)  # a NaN threshold or duration compares false
 
     @classmethod
     def valid_keys(cls, data: dict) -> set[str] | None:
@@ -58,7 +60,7 @@ class StrictModel(BaseModel):
 
 def load_yaml(text: str) -> tuple[Any, Lines]:
     """The data of a YAML document and the line (1-based) of every mapping key and list item in it."""
-    data = yaml.safe_load(text)
+    data = load_bounded(text)  # refused past the size and alias-expansion limits before anything is built
     lines: Lines = {}
 
     def walk(node: yaml.Node, place: tuple) -> None:

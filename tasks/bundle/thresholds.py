@@ -25,5 +25,7 @@ THRESHOLDS: dict[str, float] = {
     "clock_skew_max_s": 2,
     "clock_skew_search_s": 300,
     "run_margin_s": 60,
+    # bad input (docs/security.md): requests and samples further than this outside the run are rejected
+    "reject_outside_run_h": 24,
     "background_rate_tolerance_pct": 10,
 }

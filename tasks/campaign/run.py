@@ -38,7 +38,7 @@ from tasks.stage.provision import (
 )
 from tasks.stage.transport import Transport
 
-TOOL_CHECKS = {"k6": "{binary} version", "jmeter": "{binary} --version"}
+TOOL_CHECKS = {"k6": ["version"], "jmeter": ["--version"]}  # arguments after the binary
 MONITOR_CHECKS = {"vmstat": "vmstat -V", "jstat": "command -v jstat", "docker_stats": "docker version --format '{{.Client.Version}}'"}
 
 
@@ -102,9 +102,9 @@ def check_hosts(run: CampaignRun) -> None:
     """Connect to every host and check that the tools it will need exist; report every host that fails."""
     failures = []
     for name, transport in run.transports.items():
-        checks = [f"mkdir -p {run.run_dir}"]
+        checks: list[str | list[str]] = [["mkdir", "-p", run.run_dir]]  # lists: every value quoted
         if name in run.campaign.load.generators:
-            checks.append(TOOL_CHECKS[run.campaign.load.tool].format(binary=run.campaign.load.binary or run.campaign.load.tool))
+            checks.append([run.campaign.load.binary or run.campaign.load.tool, *TOOL_CHECKS[run.campaign.load.tool]])
         checks += [MONITOR_CHECKS[m.kind] for m in run.campaign.monitors.get(name, []) if m.kind in MONITOR_CHECKS]
         for check in checks:
             try:

@@ -15,11 +15,23 @@ from typing import Any
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from tasks.bundle.manifest import CapacityOptions, HistoryOptions, Requirement, check_threshold_names
-from tasks.bundle.strict import NAME_PATTERN, StrictModel, describe_validation_error, load_yaml
+from tasks.bundle.manifest import (
+    MAX_LABELS,
+    CapacityOptions,
+    HistoryOptions,
+    Requirement,
+    check_threshold_names,
+)
+from tasks.bundle.strict import (
+    NAME_PATTERN,
+    StrictModel,
+    describe_validation_error,
+    load_yaml,
+)
 from tasks.loadtools.config import Load
 from tasks.stage.config import BackgroundStep, Monitor, Step
 from tasks.stage.provision import background_steps
+from tasks.stage.shell import quote
 from tasks.stage.transport import HostConfig
 from tasks.store.base import StoreConfig
 
@@ -44,7 +56,7 @@ class Campaign(StrictModel):
     campaign: str = Field(pattern=NAME_PATTERN)
     scenario: str = ""
     stage: str = Field(pattern=NAME_PATTERN)
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: dict[str, str] = Field(default_factory=dict, max_length=MAX_LABELS)
     timezone: str = "UTC"
     vars: dict[str, str] = Field(default_factory=dict)
     workdir: str = "/tmp/perfcampaign"
@@ -87,14 +99,40 @@ class Campaign(StrictModel):
         return background_steps(self.provision)
 
 
+# What an ad-hoc run (the Prefect form, `--set`) may change: durations, steps, load sizes and the values of
+# variables the campaign file declares. Hosts, commands, paths and the store come from the campaign file in
+# the repository: whoever can start a flow run must not be able to choose what runs where (docs/security.md).
+OVERRIDABLE = ("load.duration_s", "load.pause_s", "load.steps", "load.ramp.start", "load.ramp.start.*",
+               "load.ramp.factor", "load.ramp.increment", "load.ramp.max_steps", "vars.*")
+
+
+def _overridable(dotted: str, data: dict[str, Any]) -> bool:
+    if dotted in OVERRIDABLE:
+        return True
+    parent, _, name = dotted.rpartition(".")
+    if f"{parent}.*" not in OVERRIDABLE:
+        return False
+    return parent != "vars" or name in (data.get("vars") or {})  # a var's value, not a new placeholder
+
+
 def merge_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
-    """Apply overrides such as {"load.duration_s": 5, "load.steps": [{"vus": 1}]} to raw campaign data."""
+    """Apply overrides such as {"load.duration_s": 5, "load.steps": [{"vus": 1}]} to raw campaign data.
+
+    Only keys of OVERRIDABLE are accepted; any other raises CampaignError naming it.
+    """
+    refused = [str(key) for key in overrides if not _overridable(str(key), data)]
+    if refused:
+        raise CampaignError(
+            f"override of {', '.join(refused)} refused: a run may only change {', '.join(OVERRIDABLE)} "
+            "(vars: those the campaign file declares); change anything else in the campaign file")
     merged = yaml.safe_load(yaml.safe_dump(data))
     for dotted, value in overrides.items():
         target = merged
         *parents, last = dotted.split(".")
         for part in parents:
             target = target.setdefault(part, {})
+            if not isinstance(target, dict):
+                raise CampaignError(f"override {dotted}: {part} is not a mapping in the campaign file")
         target[last] = value
     if "load.steps" in overrides:
         merged["load"].pop("ramp", None)
@@ -104,23 +142,42 @@ def merge_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str
 
 
 _VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+# The campaign's own shell snippets: a placeholder inside one expands as one quoted shell word, so a value
+# (`workdir: /x/victim stage`, a var with `$(...)`) can never become more words or another command.
+SHELL_FIELDS = {("provision", "run"), ("provision", "command"), ("teardown", "run"), ("teardown", "command"),
+                ("monitors", "pid_command")}
 
 
-def expand_variables(data: Any, variables: dict[str, str], where: str = "") -> Any:
-    """Replace `{{name}}` in every string with its value (`repo`, `venv_bin`, `run_id`, `run_dir`, vars)."""
+def _as_value(text: str) -> Any:
+    """A whole-field placeholder's value as YAML (`vus: '{{soak_vus}}'` stays a number), else as text."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def expand_variables(data: Any, variables: dict[str, str], where: str = "", shell: bool = False) -> Any:
+    """Replace `{{name}}` in every string with its value (`repo`, `venv_bin`, `run_id`, `run_dir`, vars).
+
+    Inside a shell snippet (SHELL_FIELDS) each value is shell-quoted: the snippet is trusted, the values not.
+    """
     if isinstance(data, dict):
-        return {key: expand_variables(value, variables, f"{where}.{key}".lstrip(".")) for key, value in data.items()}
+        section = where.split(".", 1)[0]
+        return {key: expand_variables(value, variables, f"{where}.{key}".lstrip("."),
+                                      shell or (section, key) in SHELL_FIELDS)
+                for key, value in data.items()}
     if isinstance(data, list):
-        return [expand_variables(value, variables, f"{where}.{n}") for n, value in enumerate(data)]
+        return [expand_variables(value, variables, f"{where}.{n}", shell) for n, value in enumerate(data)]
     if isinstance(data, str):
         whole = _VARIABLE.fullmatch(data.strip())
-        if whole and whole.group(1) in variables:  # `vus: '{{soak_vus}}'` stays a number
-            return yaml.safe_load(variables[whole.group(1)])
+        if whole and whole.group(1) in variables and not shell:
+            return _as_value(variables[whole.group(1)])
 
         def value(match: re.Match) -> str:
             if match.group(1) not in variables:
                 raise CampaignError(f"{where}: unknown variable {{{{{match.group(1)}}}}} (known: {', '.join(sorted(variables))})")
-            return variables[match.group(1)]
+            found = variables[match.group(1)]
+            return quote(found) if shell else found
 
         return _VARIABLE.sub(value, data)
     return data
@@ -141,7 +198,10 @@ def load_campaign(path: Path, overrides: dict[str, Any] | None = None, variables
     if not isinstance(data, dict):
         raise CampaignError(f"{path}: expected a mapping at the top level")
     if overrides:
-        data = merge_overrides(data, overrides)
+        try:
+            data = merge_overrides(data, overrides)
+        except CampaignError as exc:
+            raise CampaignError(f"{path}: {exc}") from None
     if variables is not None:
         try:
             data = expand_variables(data, {**{str(k): str(v) for k, v in (data.get("vars") or {}).items()}, **variables})

@@ -12,9 +12,16 @@ import typer
 import yaml
 
 from tasks.bundle.manifest import ManifestError
+from tasks.campaign.spec import CampaignError, load_campaign
 from tasks.cli.compare import compare_command
-from tasks.cli.history import analyse_after, changes_command, exclude_command, history_command, triage_command
-from tasks.cli.output import FormatOption, write_rows
+from tasks.cli.history import (
+    analyse_after,
+    changes_command,
+    exclude_command,
+    history_command,
+    triage_command,
+)
+from tasks.cli.output import FormatOption, printable, write_rows
 from tasks.cli.report import report_command, report_location
 from tasks.cli.summary import print_ingest_report
 from tasks.cli.validate import validate_command
@@ -42,7 +49,7 @@ WarehouseOption = Annotated[
 
 def fail(message: str) -> None:
     """Print an error to stderr and exit non-zero."""
-    typer.echo(f"error: {message}", err=True)
+    typer.echo(f"error: {printable(message, keep_lines=True)}", err=True)
     raise typer.Exit(code=1)
 
 
@@ -99,7 +106,8 @@ def show(
     write_rows(columns, rows, fmt, title=f"{run_id}: requests per iteration (times in ms)")
     _, ((verdict, status, reason),) = _query(warehouse, model_sql("reports/run_verdict"), params)
     if fmt == "table":
-        typer.echo(f"\n{run_id}: {verdict}" + (f" (run {status}: {reason})" if verdict.startswith("RUN") else ""))
+        line = f"{run_id}: {verdict}" + (f" (run {status}: {reason})" if verdict.startswith("RUN") else "")
+        typer.echo("\n" + printable(line, keep_lines=True))
     columns, rows = _query(warehouse, model_sql("reports/show_verdicts"), params)
     if rows:
         typer.echo("")
@@ -110,14 +118,20 @@ app.command("report")(report_command)
 app.command("compare")(compare_command)
 
 
-def _overrides(values: list[str]) -> dict:
-    """`--set load.duration_s=5` pairs; values are YAML (`load.steps=[{vus: 1}]`)."""
+def _overrides(campaign: Path, values: list[str]) -> dict:
+    """`--set load.duration_s=5` pairs; values are YAML (`load.steps=[{vus: 1}]`), checked against the
+    campaign file before Prefect starts (only durations, steps, load sizes and vars may change)."""
     parsed = {}
     for item in values:
         key, sep, value = item.partition("=")
         if not sep or not key:
             fail(f"--set {item!r}: expected KEY=VALUE, e.g. load.duration_s=30")
-        parsed[key.strip()] = yaml.safe_load(value)
+        try:
+            parsed[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            problem = getattr(exc, "problem", None) or "not valid YAML"
+            fail(f"--set {key.strip()}: the value {value!r} is not valid YAML ({problem}); quote it: {key.strip()}='\"...\"'")
+    load_campaign(campaign, parsed)
     return parsed
 
 
@@ -133,9 +147,10 @@ def run(
     work_dir: WorkOption = Path(WORK_DIR),
 ) -> None:
     """Run a campaign now through Prefect: stage up, iterations, collect, store, ingest, teardown."""
+    extra = _overrides(campaign, overrides)  # a refused key fails now, before Prefect starts
     from flows.campaign import RunOverrides, campaign_flow  # heavy: Prefect takes seconds to import
 
-    chosen = RunOverrides(extra=_overrides(overrides))
+    chosen = RunOverrides(extra=extra)
     typer.echo(campaign_flow(str(campaign), chosen, str(warehouse_path(warehouse)), str(work_dir)))
 
 
@@ -146,11 +161,12 @@ def demo(
     work_dir: WorkOption = Path(WORK_DIR),
 ) -> None:
     """Run the demo campaign (two JVM echo services, k6, vmstat, jstat) end to end and show the result."""
+    extra = _overrides(DEMO_CAMPAIGN, overrides)
     from flows.campaign import RunOverrides, campaign_flow  # heavy: Prefect takes seconds to import
 
     typer.echo("running campaigns/demo.yaml: ~4 iterations of 20 s, under 3 minutes", err=True)
     campaign_file = DEMO_CAMPAIGN
-    chosen = RunOverrides(extra=_overrides(overrides))
+    chosen = RunOverrides(extra=extra)
     run_id = campaign_flow(str(campaign_file), chosen, str(warehouse_path(warehouse)), str(work_dir))
     show(run_id, warehouse, "table")
     columns, rows = _query(warehouse, "select bundle_uri from runs where run_id = $run_id", {"run_id": run_id})
@@ -179,8 +195,8 @@ def main() -> None:
     """Console entry point: known failures become one line on stderr and exit code 1."""
     try:
         app()
-    except (IngestError, ManifestError, SourceError, WarehouseError, duckdb.Error, FileNotFoundError) as exc:
-        typer.echo(f"error: {exc}", err=True)
+    except (IngestError, ManifestError, CampaignError, SourceError, WarehouseError, duckdb.Error, FileNotFoundError) as exc:
+        typer.echo(f"error: {printable(str(exc), keep_lines=True)}", err=True)
         sys.exit(1)
 
 

@@ -6,6 +6,7 @@ import base64
 import csv
 import json
 import math
+import re
 import sys
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
@@ -15,8 +16,20 @@ from uuid import UUID
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 FORMATS = ("table", "csv", "json")
+# C0 and C1 control characters but tab: an ESC from a log or a label could set the terminal's title or clear it.
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+
+
+def printable(text: str, keep_lines: bool = False) -> str:
+    """Text for a terminal: control characters shown as `\\x1b`-style escapes instead of acted on
+    (`keep_lines`: newlines stay, for multi-line messages)."""
+    if keep_lines:
+        return "\n".join(printable(line) for line in text.split("\n"))
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # a surrogate-escaped file name as \\udcff
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
 def _check_format(value: str) -> str:
@@ -59,7 +72,7 @@ def _cell(value: Any) -> str:
         return f"{value:,}"
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%d %H:%M:%S")
-    return str(value)
+    return printable(str(value))
 
 
 def write_rows(columns: list[str], rows: list[tuple], fmt: str, out: TextIO = sys.stdout, title: str = "",
@@ -86,7 +99,7 @@ def write_rows(columns: list[str], rows: list[tuple], fmt: str, out: TextIO = sy
             numeric = bool(rows) and all(isinstance(r[i], int | float) or r[i] is None for r in rows)
             table.add_column(column, justify="right" if numeric else "left", no_wrap=True)
         for row in cells:
-            table.add_row(*row)
+            table.add_row(*(Text(cell) for cell in row))  # Text: `[link=...]` in a label is not rich markup
         console.print(table)
     else:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")

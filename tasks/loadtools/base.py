@@ -9,7 +9,6 @@ A non-zero exit that is not a result (k6's 99 is: thresholds crossed) raises `Lo
 
 from __future__ import annotations
 
-import shlex
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from typing import Any
 from tasks.bundle.load import achieved_share, offered_per_s
 from tasks.loadtools.config import Load
 from tasks.stage.monitors import STAMP
+from tasks.stage.shell import join, quote
 from tasks.stage.transport import Transport
 
 POLL_S = 0.5
@@ -95,8 +95,8 @@ class LoadTool(ABC):
         running = []
         for generator, command in self.commands(index, step).items():
             folder = self.iteration_dir(index)
-            at = {name: shlex.quote(f"{folder}/{name}") for name in ("started-at", "ended-at", "exit-code")}
-            script = (f"{STAMP} > {at['started-at']}; {shlex.join(command)}; code=$?; "
+            at = {name: quote(f"{folder}/{name}") for name in ("started-at", "ended-at", "exit-code")}
+            script = (f"{STAMP} > {at['started-at']}; {join(command)}; code=$?; "
                       f"{STAMP} > {at['ended-at']}; echo $code > {at['exit-code']}")
             name = f"load-iter{index}"
             self.transports[generator].start_detached(name, script, folder)

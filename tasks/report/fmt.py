@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from datetime import datetime
 from typing import Any
 
@@ -78,3 +79,9 @@ def plain(value: Any, unit: str) -> str:
     if is_missing(value):
         return ""
     return f"{value:.2f}" if unit == "%" else f"{value:,.1f}"
+
+
+def markdown_safe(text: str) -> str:
+    """Markdown whose text came from logs, labels or reasons: `<`, `>` and `&` escaped, so a label such as
+    `<img onerror=...>` reads as text in summary.md and in the Prefect UI instead of becoming HTML."""
+    return html.escape(text, quote=False)

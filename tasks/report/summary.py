@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from tasks.report.data import ReportData
-from tasks.report.fmt import is_missing, metric_unit, number, plain
+from tasks.report.fmt import is_missing, markdown_safe, metric_unit, number, plain
 from tasks.warehouse.verdicts import verdict_word
 
 LATENCY = ("avg_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms")
@@ -175,7 +175,7 @@ def summary_markdown(data: ReportData, report_uri: str | None = None) -> str:
         lines += ["", f"## Against the baseline `{data.baseline}`", "", changes_markdown(data)]
     if report_uri:
         lines += ["", f"Full report: {report_uri}"]
-    return "\n".join(lines)
+    return markdown_safe("\n".join(lines))
 
 
 def changes_markdown(data: ReportData) -> str:

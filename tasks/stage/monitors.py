@@ -8,12 +8,12 @@ Access logs and other files are written by the service itself and only collected
 from __future__ import annotations
 
 import math
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tasks.stage.config import Monitor
+from tasks.stage.shell import quote
 from tasks.stage.transport import Transport
 
 STAMP = "date -u +%Y-%m-%dT%H:%M:%S.%3NZ"
@@ -41,15 +41,15 @@ def sampler_command(monitor: Monitor, pid: str | None = None) -> str:
         return f"TZ=UTC LC_ALL=C exec vmstat -t {seconds}"
     if monitor.kind == "jstat":
         millis = max(100, round(monitor.interval_s * 1000))
-        return _stamp_lines(f"LC_ALL=C jstat -gc -t {shlex.quote(pid or '')} {millis}ms")
+        return _stamp_lines(f"LC_ALL=C jstat -gc -t {quote(pid or '')} {millis}ms")
     if monitor.kind == "docker_stats":
-        names = " ".join(shlex.quote(c) for c in monitor.containers)
+        names = " ".join(quote(c) for c in monitor.containers)
         return f"while :; do {STAMP}; docker stats --no-stream {names}; sleep {seconds}; done"
     raise ValueError(f"{monitor.kind} is collected, not sampled")
 
 
 def _jvm_pid(transport: Transport, monitor: Monitor) -> str:
-    command = f"cat {shlex.quote(monitor.pid_file)}" if monitor.pid_file else monitor.pid_command
+    command = f"cat {quote(monitor.pid_file)}" if monitor.pid_file else monitor.pid_command
     pid = transport.run(command, timeout_s=30).stdout.strip().splitlines()
     if not pid or not pid[0].strip().isdigit():
         raise RuntimeError(f"{transport.name}: no JVM pid from `{command}` (got {pid!r})")

@@ -6,7 +6,6 @@ problems are returned so the run can say what was left behind.
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 from tasks.stage.config import (
@@ -17,6 +16,7 @@ from tasks.stage.config import (
     WaitHttpStep,
     WaitTcpStep,
 )
+from tasks.stage.shell import join, quote
 from tasks.stage.transport import Transport
 
 _HTTP_PROBE = (
@@ -32,7 +32,7 @@ def background_dir(run_dir: str) -> str:
 
 
 def _wait(transport: Transport, probe: str, args: list[str], timeout_s: float, what: str) -> None:
-    script = f"timeout {timeout_s:g} sh -c {shlex.quote(f'until {probe}; do sleep 0.5; done')} {shlex.join(args)}"
+    script = f"timeout {timeout_s:g} sh -c {quote(f'until {probe}; do sleep 0.5; done')} {join(args)}"
     result = transport.run(script, timeout_s=timeout_s + 15, check=False)
     if result.exit_code != 0:
         raise RuntimeError(f"{transport.name}: {what} not ready after {timeout_s:g} s")

@@ -12,15 +12,12 @@ the load runs detached), and each outage is noted in `outages` for the run recor
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import hmac
 import io
 import logging
 import math
 import posixpath
 import selectors
-import shlex
 import socket
 import threading
 import time
@@ -29,6 +26,8 @@ from typing import Callable, TypeVar
 
 import paramiko
 
+from tasks.stage.known_hosts import HostKeyRejected, fingerprint, load_known_hosts
+from tasks.stage.shell import join, quote
 from tasks.stage.transport import (
     KILL_AFTER_S,
     LEASE_S,
@@ -59,18 +58,8 @@ class _Deadline(Exception):
     """The client-side deadline of a command passed."""
 
 
-class HostKeyRejected(TransportError):
-    """The server's host key is unknown or differs from the expected one; nothing was authenticated."""
-
-
 class AuthenticationFailed(TransportError):
     """The server refused our key."""
-
-
-def fingerprint(key: paramiko.PKey) -> str:
-    """`SHA256:<base64 without padding>` of a public key, as `ssh-keygen -lf` prints it."""
-    digest = hashlib.sha256(key.asbytes()).digest()
-    return "SHA256:" + base64.b64encode(digest).decode().rstrip("=")
 
 
 def load_private_key(text: str) -> paramiko.PKey:
@@ -86,11 +75,14 @@ def load_private_key(text: str) -> paramiko.PKey:
 class _HostKeyPolicy(paramiko.MissingHostKeyPolicy):
     """Decides on a host key absent from known_hosts: the pinned fingerprint, explicit trust, or refusal."""
 
-    def __init__(self, host: SshHost, name: str):
-        self.host, self.name = host, name
+    def __init__(self, host: SshHost, name: str, revoked: set[str] = frozenset()):
+        self.host, self.name, self.revoked = host, name, revoked
 
     def missing_host_key(self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey) -> None:
         seen = fingerprint(key)
+        if seen in self.revoked:
+            raise HostKeyRejected(f"{self.name}: host key {key.get_name()} {seen} of {hostname} is marked @revoked "
+                                  f"in {self.host.known_hosts}")
         if self.host.host_key_fingerprint:
             if not hmac.compare_digest(seen, self.host.host_key_fingerprint):
                 raise HostKeyRejected(f"{self.name}: host key of {hostname} is {seen}, "
@@ -196,9 +188,8 @@ class SshTransport(Transport):
     def _connect_once(self, known_hosts: Path | None, pkey: paramiko.PKey) -> paramiko.SSHClient:
         host, client = self.host, paramiko.SSHClient()
         try:
-            if known_hosts is not None:
-                client.load_host_keys(str(known_hosts))
-            client.set_missing_host_key_policy(_HostKeyPolicy(host, self.name))
+            revoked = load_known_hosts(client, known_hosts) if known_hosts is not None else set()
+            client.set_missing_host_key_policy(_HostKeyPolicy(host, self.name, revoked))
             # paramiko checks the host key (known_hosts, else the policy) before it authenticates.
             client.connect(host.address, port=host.port, username=host.user, pkey=pkey,
                            allow_agent=False, look_for_keys=False, timeout=host.connect_timeout_s,
@@ -265,8 +256,8 @@ class SshTransport(Transport):
             idempotent: bool = False) -> CommandResult:
         """Run a command on the host; retried after a dropped connection only if `idempotent`."""
         timeout_s = timeout_s or self.host.command_timeout_s
-        exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in reveal(env).items())
-        inner = shlex.join(cmd) if isinstance(cmd, list) else f"sh -c {shlex.quote(cmd)}"
+        exports = "".join(f"export {k}={quote(v)}\n" for k, v in reveal(env).items())
+        inner = join(cmd) if isinstance(cmd, list) else f"sh -c {quote(cmd)}"
         script = f"{exports}exec {inner} </dev/null\n".encode()
         remote = f"timeout -k {KILL_AFTER_S} {max(1, math.ceil(timeout_s))} sh -s"
         log.debug("%s: run %s (env names: %s)", self.name, display(cmd), sorted(env or {}))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import shlex
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ from pydantic import (
 )
 
 from tasks.bundle.strict import StrictModel
+from tasks.stage.shell import join, quote
 
 Command = Union[list[str], str]
 Env = Mapping[str, Union[str, SecretStr]]
@@ -144,7 +144,7 @@ HostConfig = Annotated[Union[SshHost, LocalHost], Field(discriminator="transport
 
 def display(cmd: Command) -> str:
     """The command as one shell-quoted line, for logs and errors (environment values never included)."""
-    return shlex.join(cmd) if isinstance(cmd, list) else cmd
+    return join(cmd) if isinstance(cmd, list) else cmd
 
 
 def reveal(env: Env | None) -> dict[str, str]:
@@ -186,8 +186,8 @@ _ALIVE = (
     "awk -v g=\"$1\" '$1 == g && $2 !~ /^Z/ {f = 1} END {exit !f}'; }; "
 )
 _READ_PID = (
-    "pid=$(cat {pidf}); case $pid in ''|*[!0-9]*) echo \"bad pid file {pidf}\" >&2; exit 2;; esac; "
-    "[ \"$pid\" -gt 1 ] || {{ echo \"bad pid $pid in {pidf}\" >&2; exit 2; }}; "  # `kill -TERM -1` would signal every process
+    "pid=$(cat {pidf}); case $pid in ''|*[!0-9]*) echo bad pid file {pidf} >&2; exit 2;; esac; "
+    "[ \"$pid\" -gt 1 ] || {{ echo bad pid \"$pid\" in {pidf} >&2; exit 2; }}; "  # `kill -TERM -1` would signal every process
 )
 
 
@@ -195,7 +195,7 @@ def _watchdog(lease: str, lease_s: float) -> str:
     """A loop beside the process (in its group) that stops the group once `lease` is older than `lease_s`
     or gone: a controller that crashed, or a host it cannot reach any more, leaves nothing running for long.
     It ends with the process (the group's leader, `$$` after the exec)."""
-    path = shlex.quote(lease)
+    path = quote(lease)
     return (
         "( up() { s=$(ps -o stat= -p $1 2>/dev/null) && case $s in Z*) false;; esac; }; "
         f"while up $$; do m=$(stat -c %Y {path} 2>/dev/null) || m=0; age=$(( $(date +%s) - m )); "
@@ -209,7 +209,7 @@ def _paths(name: str, workdir: str) -> tuple[str, str, str]:
     if not _NAME.match(name):
         raise ValueError(f"detached process name must match {_NAME.pattern}: {name!r}")
     base = workdir.rstrip("/") or "/"
-    return shlex.quote(base), shlex.quote(f"{base}/{name}.log"), shlex.quote(f"{base}/{name}.pid")
+    return quote(base), quote(f"{base}/{name}.log"), quote(f"{base}/{name}.pid")
 
 
 class Transport(ABC):
@@ -257,11 +257,11 @@ class Transport(ABC):
     def start_detached(self, name: str, cmd: Command, workdir: str) -> int:
         """Start `cmd` in its own session (setsid nohup), output to `workdir/name.log`; return its pid."""
         wd, log, pidf = _paths(name, workdir)
-        inner = shlex.join(cmd) if isinstance(cmd, list) else f"sh -c {shlex.quote(cmd)}"
+        inner = join(cmd) if isinstance(cmd, list) else f"sh -c {quote(cmd)}"
         renew = ""
         if self.lease is not None:
-            inner = f"sh -c {shlex.quote(_watchdog(*self.lease) + ' exec ' + inner)}"
-            renew = f"touch {shlex.quote(self.lease[0])} || exit 1; "
+            inner = f"sh -c {quote(_watchdog(*self.lease) + ' exec ' + inner)}"
+            renew = f"touch {quote(self.lease[0])} || exit 1; "
         script = (
             f"{_ALIVE}mkdir -p {wd}; cd {wd} || exit 1; {renew}"
             f"if [ -f {pidf} ] && alive \"$(cat {pidf})\"; then echo '{name} is already running' >&2; exit 3; fi; "

@@ -88,6 +88,15 @@ def parse_checksums(text: str, where: str) -> dict[str, str]:
     return sums
 
 
+def _is_utf8(name: str) -> bool:
+    """False for a name os.walk decoded with surrogate escapes (bytes that are not UTF-8, e.g. Latin-1)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def scan_bundle(root: Path) -> list[tuple[str, Path]]:
     """(relative posix path, local path) of every file of a bundle folder but SHA256SUMS, sorted.
 
@@ -109,6 +118,9 @@ def scan_bundle(root: Path) -> list[tuple[str, Path]]:
             relative = path.relative_to(root).as_posix()
             if relative == CHECKSUMS or (Path(dirpath) == root and name.startswith(f".{CHECKSUMS}.")):
                 continue
+            if not _is_utf8(relative):
+                raise StoreError(f"{str(root)!r}: file name {relative!r} is not UTF-8 (written in another "
+                                 "encoding?): rename it, a stored bundle's names are UTF-8")
             if any(char in relative for char in "\\\n\r"):
                 raise StoreError(f"{path}: file names with backslashes or line breaks are not stored")
             if path.is_symlink() and not path.resolve().is_relative_to(real_root):

@@ -38,7 +38,7 @@ def make_client(config: StoreConfig, on_call: Callable[..., None], on_attempt: C
     `on_call` runs once per API call and `on_attempt` once per HTTP request sent, so that the
     difference is the number of requests botocore retried.
     """
-    _redact_botocore_debug_log()
+    _redact_botocore_debug_log()  # again after the client: its modules may have made more loggers
     client = make_session(config).client("s3", endpoint_url=config.endpoint_url, config=Config(
         retries={"max_attempts": config.request_attempts, "mode": "standard"},
         connect_timeout=config.connect_timeout_s,
@@ -49,6 +49,7 @@ def make_client(config: StoreConfig, on_call: Callable[..., None], on_attempt: C
     ))
     client.meta.events.register("before-call.s3", on_call)
     client.meta.events.register("request-created.s3", on_attempt)
+    _redact_botocore_debug_log()
     return client
 
 
@@ -129,11 +130,20 @@ def describe(exc: BaseException) -> str:
 
 
 class _RedactCredentials(logging.Filter):
-    """botocore logs every request's headers at DEBUG: hide the key id and any session token there."""
+    """botocore logs every request at DEBUG, credentials in several forms: hide each of them.
 
+    The forms seen with a session token: the header dict (`'X-Amz-Security-Token': b'...'`), the canonical
+    request botocore.auth signs (`x-amz-security-token:...`), presigned query strings
+    (`X-Amz-Security-Token=...`), the key id in `Credential=AKIA.../...`, and config dumps
+    (`aws_session_token`, `aws_secret_access_key`, `aws_access_key_id`). Key ids are hidden wherever they appear.
+    """
+
+    _SECRET = (r"(?P<key>(?:x-amz-security-token|aws_session_token|aws_secret_access_key|aws_access_key_id"
+               r"|x-amz-credential)['\"]?\s*[:=]\s*b?['\"]?)[^'\"\s&,;}]+")
     _PATTERNS = (
-        (re.compile(r"(Credential=)[^/'\"\s,]+", re.I), r"\1<redacted>"),
-        (re.compile(r"('X-Amz-Security-Token':\s*b?')[^']*", re.I), r"\1<redacted>"),
+        (re.compile(_SECRET, re.I), r"\g<key><redacted>"),
+        (re.compile(r"(Credential=)[^/'\"\s,&]+", re.I), r"\1<redacted>"),
+        (re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), "<redacted>"),
     )
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -147,7 +157,11 @@ class _RedactCredentials(logging.Filter):
 
 
 def _redact_botocore_debug_log() -> None:
-    for name in ("botocore.endpoint", "botocore.auth", "botocore.hooks"):
+    """A filter on every logger of botocore, boto3, s3transfer and urllib3 (a logger's filter sees only
+    the records logged there, not those of its children, so each is given one)."""
+    families = ("botocore", "boto3", "s3transfer", "urllib3")
+    names = [name for name in list(logging.Logger.manager.loggerDict) if name.split(".")[0] in families]
+    for name in {*families, *names, "botocore.endpoint", "botocore.auth", "botocore.hooks"}:
         logger = logging.getLogger(name)
         if not any(isinstance(f, _RedactCredentials) for f in logger.filters):
             logger.addFilter(_RedactCredentials())

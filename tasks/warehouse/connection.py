@@ -21,7 +21,14 @@ import duckdb
 
 from tasks.settings import DEFAULT_WAREHOUSE, WRITER_WAIT_S
 from tasks.warehouse.functions import register
-from tasks.warehouse.models import Model, build_model, drop_model, fingerprint, mart_build_order, run_ddl
+from tasks.warehouse.models import (
+    Model,
+    build_model,
+    drop_model,
+    fingerprint,
+    mart_build_order,
+    run_ddl,
+)
 
 # Base tables keyed by run_id that a re-ingest replaces; the marts' tables are added from their models.
 BASE_RUN_TABLES = (

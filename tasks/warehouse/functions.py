@@ -12,7 +12,13 @@ from typing import Any
 
 import duckdb
 
-from tasks.bundle.load import achieved_share, load_level, load_matches, offered_per_s, step_scales
+from tasks.bundle.load import (
+    achieved_share,
+    load_level,
+    load_matches,
+    offered_per_s,
+    step_scales,
+)
 
 
 def _load(load_json: str | None) -> dict[str, Any]:

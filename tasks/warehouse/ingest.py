@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 
-from tasks.bundle.files import file_sha256
+from tasks.bundle.files import CompressedFileError, check_gzip, file_sha256, is_gzip
 from tasks.bundle.manifest import Manifest, load_manifest
 from tasks.warehouse.clock_skew import place_by_corrected_clocks
 from tasks.warehouse.connection import (
@@ -29,7 +29,12 @@ from tasks.warehouse.connection import (
     transaction,
 )
 from tasks.warehouse.sources import read_source
-from tasks.warehouse.sources.base import SourceContext, SourceError, SourceResult
+from tasks.warehouse.sources.base import (
+    SourceContext,
+    SourceError,
+    SourceResult,
+    reject_bad_values,
+)
 from tasks.warehouse.verdicts import Verdict, run_verdicts
 
 
@@ -171,12 +176,19 @@ def _read_sources(
         )
         ctx = SourceContext(con, manifest, source, number, source_key, file)
         started = time.perf_counter()
+        if is_gzip(file):
+            try:
+                check_gzip(file)
+            except CompressedFileError as exc:
+                raise SourceError(f"{ctx.field}: {exc}") from None
         try:
             result: SourceResult = read_source(ctx)
         except (duckdb.Error, UnicodeError, OSError) as exc:
             # DuckDB's first line says what went wrong; the rest lists reader options the user never set
             reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise SourceError(f"{ctx.field}: cannot read it as {source.kind} (is it one?): {reason}") from exc
+        bad = reject_bad_values(ctx)  # impossible values become rejected lines, whatever the reader
+        result.rows, result.rejected = result.rows - bad, result.rejected + bad
         seconds = time.perf_counter() - started
         if result.rejected_pct > source.max_rejected_pct:
             raise IngestError(
@@ -245,6 +257,11 @@ def ingest_bundle(
     progress = progress or (lambda message: print(message, file=sys.stderr))
     started = time.perf_counter()
     root = Path(bundle_dir).resolve()
+    try:
+        str(root).encode("utf-8")
+    except UnicodeEncodeError:
+        raise IngestError(f"{str(root)!r}: the bundle's path is not valid UTF-8 (a name in another encoding?): "
+                          "rename it; DuckDB opens files by UTF-8 names") from None
     manifest = load_manifest(root)
     report = IngestReport(manifest.run_id, Path(warehouse))
     with open_warehouse(Path(warehouse), write=True) as con:

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from tests.echo_stage import free_ports
+from tests.integration.conftest import campaign_copy
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -28,10 +29,11 @@ def _run(tmp_path: Path, overrides: dict, campaign: Path = DEMO, ports: list[int
     from flows.campaign import RunOverrides, campaign_flow
 
     ports = ports or free_ports(2)
-    extra = {
-        "vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1]),
-        "workdir": str(tmp_path / "stage"), "store.uri": str(tmp_path / "store"), **overrides,
-    }
+    in_file = {key: value for key, value in overrides.items() if key.startswith(("hosts", "load.script"))}
+    extra = {"vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1]),
+             **{key: value for key, value in overrides.items() if key not in in_file}}
+    campaign = campaign_copy(tmp_path, {"workdir": str(tmp_path / "stage"), "store.uri": str(tmp_path / "store"),
+                                        **in_file}, base=campaign, name=f"run-{campaign.name}")
     chosen = RunOverrides(duration_s=3, pause_s=1, extra=extra)
     return campaign_flow(str(campaign), chosen, str(tmp_path / "w.duckdb"), str(tmp_path / "work")), ports
 

@@ -17,11 +17,11 @@ import pytest
 import yaml
 
 from tests.echo_stage import free_ports
+from tests.integration.conftest import campaign_copy
 from tests.integration.sshd import sshd  # noqa: F401  (the session fixture)
 from tests.integration.tcp_proxy import CuttableProxy
 
 pytestmark = pytest.mark.integration
-DEMO = Path(__file__).resolve().parents[2] / "campaigns" / "demo.yaml"
 
 
 def _ssh_hosts(server, **overrides) -> dict:
@@ -35,10 +35,10 @@ def _run(tmp_path, hosts, **load):
     from flows.campaign import RunOverrides, campaign_flow
 
     ports = free_ports(2)
-    extra = {"hosts": hosts, "vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1]),
-             "workdir": str(tmp_path / "stage"), "store.uri": str(tmp_path / "store")}
+    extra = {"vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1])}
+    campaign = campaign_copy(tmp_path, {"hosts": hosts, "workdir": str(tmp_path / "stage"), "store.uri": str(tmp_path / "store")})
     overrides = RunOverrides(duration_s=load.get("duration_s", 3), pause_s=0, max_steps=load.get("max_steps", 2), extra=extra)
-    return campaign_flow(str(DEMO), overrides, str(tmp_path / "w.duckdb"), str(tmp_path / "work"))
+    return campaign_flow(str(campaign), overrides, str(tmp_path / "w.duckdb"), str(tmp_path / "work"))
 
 
 def _manifest(tmp_path) -> dict:

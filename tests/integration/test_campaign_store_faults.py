@@ -4,7 +4,6 @@ down: nothing collected is lost and the run says what happened."""
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 
 import boto3
 import duckdb
@@ -12,10 +11,10 @@ import pytest
 import yaml
 
 from tests.echo_stage import free_ports
+from tests.integration.conftest import campaign_copy
 from tests.integration.s3server import FaultProxy, s3_endpoint  # noqa: F401  (the session fixture)
 
 pytestmark = pytest.mark.integration
-DEMO = Path(__file__).resolve().parents[2] / "campaigns" / "demo.yaml"
 
 
 @pytest.fixture
@@ -31,10 +30,10 @@ def _run(tmp_path, endpoint: str, bucket: str):
     ports = free_ports(2)
     store = {"uri": f"s3://{bucket}/bundles", "endpoint_url": endpoint, "region": "us-east-1",
              "request_attempts": 2, "file_attempts": 3, "backoff_s": 0.2}
-    extra = {"vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1]),
-             "workdir": str(tmp_path / "stage"), "store": store}
+    extra = {"vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1])}
+    campaign = campaign_copy(tmp_path, {"workdir": str(tmp_path / "stage"), "store": store})
     overrides = RunOverrides(duration_s=2, pause_s=0, max_steps=1, extra=extra)
-    return campaign_flow(str(DEMO), overrides, str(tmp_path / "w.duckdb"), str(tmp_path / "work"))
+    return campaign_flow(str(campaign), overrides, str(tmp_path / "w.duckdb"), str(tmp_path / "work"))
 
 
 def _stored_keys(endpoint, bucket) -> set[str]:

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from tests.echo_stage import free_ports
+from tests.integration.conftest import campaign_copy
 
 pytestmark = pytest.mark.integration
 
@@ -25,10 +26,11 @@ def _serve_and_trigger_adhoc(tmp_path, duration_s: float, wait_s: float):
     adhoc = [d for d in build_deployments() if d.name == "adhoc"]
     threading.Thread(target=serve, args=adhoc, kwargs={"print_starting_message": False}, daemon=True).start()
     ports = free_ports(2)
+    campaign = campaign_copy(tmp_path, {"workdir": str(tmp_path / "stage"), "store.uri": str(tmp_path / "store")})
     parameters = {
+        "campaign_file": str(campaign),
         "overrides": {"duration_s": duration_s, "pause_s": 0, "max_steps": 1,
-                      "extra": {"vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1]),
-                                "workdir": str(tmp_path / "stage"), "store.uri": str(tmp_path / "store")}},
+                      "extra": {"vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1])}},
         "warehouse": str(tmp_path / "w.duckdb"),
         "work_dir": str(tmp_path / "work"),
     }

@@ -11,6 +11,7 @@ import duckdb
 import pytest
 
 from tests.echo_stage import free_ports
+from tests.integration.conftest import campaign_copy
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -30,10 +31,10 @@ def test_a_worker_of_a_process_pool_runs_the_campaign(prefect_server, tmp_path):
         name="pool", work_pool_name="perf-test", print_next_steps=False)
     ports = free_ports(2)
     parameters = {
-        "campaign_file": str(REPO / "campaigns" / "demo.yaml"),
+        "campaign_file": str(campaign_copy(tmp_path, {"workdir": str(tmp_path / "stage"),
+                                                      "store.uri": str(tmp_path / "store")})),
         "overrides": {"duration_s": 2, "pause_s": 0, "max_steps": 1,
-                      "extra": {"vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1]),
-                                "workdir": str(tmp_path / "stage"), "store.uri": str(tmp_path / "store")}},
+                      "extra": {"vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1])}},
         "warehouse": str(tmp_path / "w.duckdb"),
         "work_dir": str(tmp_path / "work"),
     }

@@ -23,6 +23,7 @@ from tasks.warehouse.sources.access_log_regex import (
     regex_for,
 )
 from tasks.warehouse.sources.base import (
+    REJECTS_KEPT,
     SourceContext,
     SourceError,
     SourceResult,
@@ -87,6 +88,7 @@ def _read_delimited(ctx: SourceContext, layout: Layout, path: Path) -> duckdb.Du
         timestamp_format=CLF_TIME_FORMAT,
         compression="gzip" if is_gzip(path) else "none",
         store_rejects=True,
+        rejects_limit=REJECTS_KEPT,  # a file of junk: the rest are counted, not stored (csv_pieces)
         strict_mode=True,
     )
     return raw.project(", ".join(_raw_expressions(layout)))

@@ -16,9 +16,10 @@ from datetime import datetime, timezone
 from zoneinfo import ZoneInfo
 
 import pandas as pd
+import re2
 
 from tasks.bundle.files import open_text
-from tasks.warehouse.sources.base import SourceContext, SourceError, reject
+from tasks.warehouse.sources.base import Rejects, SourceContext, SourceError, reject
 
 PRESET_REGEXES = {
     # Cloud Foundry gorouter RTR lines: [time] "request" status bytes_received bytes_sent ... response_time:s
@@ -31,13 +32,22 @@ PRESET_REGEXES = {
 _FRACTION = re.compile(r"(\.\d{6})\d+")
 
 
-def regex_for(ctx: SourceContext) -> tuple[re.Pattern, str | None]:
-    """The compiled regex of the source (or its preset) and the duration unit the preset implies."""
+def regex_for(ctx: SourceContext):
+    """The compiled regex of the source (or its preset) and the duration unit the preset implies.
+
+    Compiled with RE2 (google-re2): matching takes time linear in the line whatever the pattern, so a
+    bundle's regex with catastrophic backtracking (`(a+)+b`) cannot hold the writer lock for ever. RE2 has
+    no backreferences or lookarounds; a pattern that needs them is refused with RE2's reason.
+    """
     text, unit = PRESET_REGEXES.get(ctx.option("preset"), (ctx.option("regex"), None))
+    if not isinstance(text, str):
+        raise SourceError(f"{ctx.field}.regex: expected a regular expression as text, got {type(text).__name__}")
     try:
-        compiled = re.compile(text)
-    except re.error as exc:
-        raise SourceError(f"{ctx.field}.regex: not a valid regular expression: {exc}") from None
+        compiled = re2.compile(text)
+    except re2.error as exc:
+        reason = exc.args[0].decode(errors="replace") if exc.args and isinstance(exc.args[0], bytes) else exc
+        raise SourceError(f"{ctx.field}.regex: not a regular expression RE2 accepts (no backreferences or "
+                          f"lookarounds): {reason}") from None
     missing = {"time", "status"} - compiled.groupindex.keys()
     if missing:
         raise SourceError(f"{ctx.field}.regex: needs the named groups {', '.join(sorted(missing))}")
@@ -68,11 +78,11 @@ def _frame(rows: list[tuple]) -> pd.DataFrame:
     return frame
 
 
-def read_raw_frame(ctx: SourceContext, compiled: re.Pattern) -> tuple[pd.DataFrame, int]:
+def read_raw_frame(ctx: SourceContext, compiled) -> tuple[pd.DataFrame, int]:
     """Matched lines as raw columns; unmatched lines go to rejected_lines with their number."""
     parse_time = _time_parser(ctx)
     groups = compiled.groupindex
-    rows, rejected = [], []
+    rows, rejected = [], Rejects()
     with open_text(ctx.file) as handle:
         for line_no, line in enumerate(handle, start=1):
             line = line.rstrip("\r\n")

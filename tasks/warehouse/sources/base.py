@@ -16,10 +16,13 @@ from typing import Any
 import duckdb
 
 from tasks.bundle.manifest import Manifest, Source
-from tasks.warehouse.models import build_model
+from tasks.bundle.thresholds import THRESHOLDS
+from tasks.warehouse.models import build_model, model_sql
 
 REQUEST_COLUMNS = ("label", "method", "started_at", "elapsed_ms", "status_code", "is_error", "bytes")
 EXCERPT_CHARS = 200
+REJECTS_KEPT = 10_000  # rejected lines kept per source with their reason; beyond, only counted
+SAMPLE_KINDS = ("vmstat", "jstat", "docker_stats")  # the readers that append to host_sample_facts
 
 
 class SourceError(ValueError):
@@ -102,21 +105,64 @@ def loaded_rows(ctx: SourceContext) -> int:
     ).fetchone()[0]
 
 
-def reject(ctx: SourceContext, rows: list[tuple[int, str, str]]) -> None:
-    """Keep unreadable lines aside as (line_no, reason, raw text)."""
-    if not rows:
+class Rejects:
+    """Rejected lines as (line_no, reason, text): every one counted, the first `keep` kept with a short excerpt.
+
+    A file of junk must not cost memory per line: past `keep` only the count grows (len() is the count).
+    """
+
+    def __init__(self, keep: int = REJECTS_KEPT):
+        self.keep, self.count, self.kept = keep, 0, []
+
+    def append(self, item: tuple[int | None, str, str]) -> None:
+        self.count += 1
+        if len(self.kept) < self.keep:
+            line_no, reason, text = item
+            self.kept.append((line_no, reason, text[:EXCERPT_CHARS]))
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self):
+        return iter(self.kept)
+
+
+def reject(ctx: SourceContext, rows) -> None:
+    """Keep unreadable lines aside as (line_no, reason, raw text): one bulk insert, at most REJECTS_KEPT."""
+    kept = list(rows)[:REJECTS_KEPT]
+    if not kept:
         return
-    ctx.con.executemany(
-        "insert into rejected_lines values ($run_id, $host, $path, $line_no, $reason, $excerpt)",
-        [
-            {
-                "run_id": ctx.manifest.run_id,
-                "host": ctx.source.host,
-                "path": ctx.source.path,
-                "line_no": line_no,
-                "reason": reason,
-                "excerpt": excerpt[:EXCERPT_CHARS],
-            }
-            for line_no, reason, excerpt in rows
-        ],
+    line_nos, reasons, excerpts = (list(column) for column in zip(*kept))
+    ctx.con.execute(
+        "insert into rejected_lines select $run_id, $host, $path, unnest($line_nos::bigint[]), "
+        "unnest($reasons::varchar[]), unnest($excerpts::varchar[])",
+        {"run_id": ctx.manifest.run_id, "host": ctx.source.host, "path": ctx.source.path, "line_nos": line_nos,
+         "reasons": reasons, "excerpts": [text[:EXCERPT_CHARS] for text in excerpts]},
     )
+
+
+def reject_bad_values(ctx: SourceContext) -> int:
+    """Move this source's rows with impossible values to rejected_lines; return how many.
+
+    Requests: sql/rejects/request_values.sql (durations, statuses, times); host samples:
+    sql/rejects/sample_times.sql (times). Both judge times against the run widened by
+    thresholds.reject_outside_run_h.
+    """
+    if ctx.source.side is not None:
+        table, query = "request_facts", "rejects/request_values"
+    elif ctx.source.kind in SAMPLE_KINDS:
+        table, query = "host_sample_facts", "rejects/sample_times"
+    else:
+        return 0
+    margin_h = ctx.manifest.thresholds.get("reject_outside_run_h", THRESHOLDS["reject_outside_run_h"])
+    params = {"run_id": ctx.manifest.run_id, "source_key": ctx.source_key, "margin_us": round(margin_h * 3600e6)}
+    ctx.con.execute(f"create or replace temp table bad_rows as {model_sql(query)}", params)
+    bad = ctx.con.execute("select count(*) from bad_rows").fetchone()[0]
+    if bad:
+        ctx.con.execute(f"delete from {table} where rowid in (select row_id from bad_rows)")  # table: fixed above
+        ctx.con.execute(
+            "insert into rejected_lines select $run_id, $host, $path, line_no, reason, excerpt from bad_rows "
+            "order by row_id limit $keep",
+            {"run_id": ctx.manifest.run_id, "host": ctx.source.host, "path": ctx.source.path, "keep": REJECTS_KEPT})
+    ctx.con.execute("drop table bad_rows")
+    return bad

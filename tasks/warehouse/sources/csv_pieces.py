@@ -38,7 +38,12 @@ import pandas as pd
 
 from tasks.bundle.files import is_gzip
 from tasks.warehouse.models import build_model
-from tasks.warehouse.sources.base import SourceContext, reject
+from tasks.warehouse.sources.base import (
+    REJECTS_KEPT,
+    SourceContext,
+    loaded_rows,
+    reject,
+)
 
 CUT_REASON = "UNTERMINATED QUOTE: the line ends inside a quoted field (cut short?); the lines after it are read on"
 COPY_CHUNK = 1 << 22
@@ -78,7 +83,9 @@ def load_csv(
     _drop_rejects(ctx)
     load(read(ctx.file))
     if _first_cut(ctx, ctx.file, starts_record) is None:
-        return _keep_rejects(ctx, Piece(ctx.file))
+        capped = _has_rejects(ctx) and ctx.con.execute("select count(*) from reject_errors").fetchone()[0] >= REJECTS_KEPT
+        rejected = _keep_rejects(ctx, Piece(ctx.file))
+        return _count_unstored(ctx, rejected, has_header) if capped else rejected
     # Slow path, only for a file with a cut line: forget this read and read the file in pieces.
     _drop_rejects(ctx)
     ctx.con.execute("delete from request_facts where source_key = $key", {"key": ctx.source_key})
@@ -142,6 +149,18 @@ def _without_lines(path: Path, cuts: list[int], out_path: Path) -> tuple[Piece, 
             else:
                 out.write(line)
     return Piece(out_path, 0, tuple(cuts)), left_out
+
+
+def _count_unstored(ctx: SourceContext, rejected: int, has_header: bool) -> int:
+    """The rejected count when DuckDB stopped storing errors at REJECTS_KEPT (`rejects_limit`): every line
+    not loaded is counted (records of one line each; a JTL's multi-line messages make it an upper bound)."""
+    opener = gzip.open if is_gzip(ctx.file) else open
+    lines, last = 0, b"\n"
+    with opener(ctx.file, "rb") as handle:
+        while chunk := handle.read(COPY_CHUNK):
+            lines, last = lines + chunk.count(b"\n"), chunk[-1:]
+    lines += last != b"\n"
+    return max(rejected, lines - int(has_header) - loaded_rows(ctx))
 
 
 def _split_at_cut_lines(

@@ -21,7 +21,7 @@ from typing import Any
 
 from tasks.bundle.files import open_text
 from tasks.warehouse.models import build_model, drop_model
-from tasks.warehouse.sources.base import SourceContext, SourceResult, reject
+from tasks.warehouse.sources.base import Rejects, SourceContext, SourceResult, reject
 from tasks.warehouse.sources.host_metrics import (
     load_samples,
     manifest_zone,
@@ -53,7 +53,7 @@ class DockerLines:
 
     columns: dict[str, list[Any]] = field(
         default_factory=lambda: {name: [] for name in ("line_no", "written_at", "container", *NUMERIC)})
-    rejects: list[tuple[int, str, str]] = field(default_factory=list)
+    rejects: Rejects = field(default_factory=Rejects)  # counted; the first REJECTS_KEPT kept
     drafts: int = 0
 
     @property

@@ -16,6 +16,7 @@ from typing import Any, Iterable
 from tasks.bundle.files import open_text
 from tasks.warehouse.models import build_model, drop_model
 from tasks.warehouse.sources.base import (
+    Rejects,
     SourceContext,
     SourceError,
     SourceResult,
@@ -43,7 +44,7 @@ class JstatLines:
 
     columns: dict[str, list[Any]] = field(
         default_factory=lambda: {name: [] for name in ("line_no", "sample_no", "written_at", "uptime_s", *COLUMNS)})
-    rejects: list[tuple[int, str, str]] = field(default_factory=list)
+    rejects: Rejects = field(default_factory=Rejects)  # counted; the first REJECTS_KEPT kept
     notes: list[str] = field(default_factory=list)
     has_uptime: bool = False
 

@@ -19,10 +19,11 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 
-from tasks.bundle.files import is_gzip, open_text
+from tasks.bundle.files import HEADER_CHARS, is_gzip, open_text
 from tasks.warehouse.models import build_model, drop_model
 from tasks.warehouse.sources import csv_pieces, jtl_xml
 from tasks.warehouse.sources.base import (
+    REJECTS_KEPT,
     SourceContext,
     SourceError,
     SourceResult,
@@ -104,7 +105,10 @@ def _read_csv(ctx: SourceContext) -> SourceResult:
     encoding = ctx.option("encoding", "utf-8")
     if encoding not in ENCODINGS:
         raise SourceError(f"{ctx.field}.encoding: {encoding!r}: expected one of {', '.join(ENCODINGS)}")
-    delimiter, first, second = _first_records(ctx.file, encoding, ctx.option("delimiter"))
+    try:
+        delimiter, first, second = _first_records(ctx.file, encoding, ctx.option("delimiter"))
+    except csv.Error as exc:  # a record past the csv module's field limit, e.g. a 100 MB line
+        raise SourceError(f"{ctx.field}: the first records cannot be read as JTL CSV: {exc}") from None
     if first is None:
         return SourceResult(notes=(f"{ctx.source.path}: empty file",))
     names, has_header, notes = _layout(ctx, first)
@@ -120,6 +124,7 @@ def _read_csv(ctx: SourceContext) -> SourceResult:
         escapechar='"',
         auto_detect=False,
         store_rejects=True,
+        rejects_limit=REJECTS_KEPT,  # a file of junk: the rest are counted, not stored (csv_pieces)
         strict_mode=True,
         force_not_null=["timeStamp", "elapsed"],  # an empty one is a broken record: rejected, not NULL
         encoding=encoding,
@@ -147,7 +152,9 @@ def _first_records(path: Path, encoding: str, delimiter: str | None) -> tuple[st
     """The delimiter and the first two records as the csv module reads them (quoted newlines included)."""
     opener = gzip.open if is_gzip(path) else open
     with opener(path, "rt", encoding=encoding, errors="replace", newline="") as handle:
-        head = handle.readline()
+        head = handle.readline(HEADER_CHARS + 1)
+        if len(head) > HEADER_CHARS:
+            raise csv.Error(f"line 1 is longer than {HEADER_CHARS:,} characters")
         if not head.strip():
             return delimiter or ",", None, None
         delimiter = delimiter or _sniff_delimiter(head)

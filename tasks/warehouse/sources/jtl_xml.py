@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from tasks.bundle.files import is_gzip, open_text
+from tasks.warehouse.sources.base import Rejects
 
 BATCH_ROWS = 250_000
 XSTREAM_FIELDS = frozenset(
@@ -46,7 +47,7 @@ class XmlOutcome:
     subsamples: int = 0
     not_samples: int = 0
     unclosed_root: bool = False
-    rejects: list[tuple[int, str, str]] = field(default_factory=list)
+    rejects: Rejects = field(default_factory=Rejects)  # counted; the first REJECTS_KEPT kept
 
 
 class _SampleParser:
@@ -194,4 +195,5 @@ def _reject_break(path: Path, parser: _SampleParser, exc: expat.ExpatError) -> N
     elif partial_start:
         reason += ": a sample is cut inside its start tag"
     parser.outcome.rejects.append((exc.lineno, reason, unread.split("\n", 1)[0] or broken_line))
-    parser.outcome.rejects.extend(lost)
+    for item in lost:
+        parser.outcome.rejects.append(item)

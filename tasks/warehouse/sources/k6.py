@@ -14,10 +14,11 @@ from pathlib import Path
 
 import duckdb
 
-from tasks.bundle.files import is_gzip, open_text
+from tasks.bundle.files import HEADER_CHARS, is_gzip, open_text
 from tasks.warehouse.models import build_model, drop_model
 from tasks.warehouse.sources import csv_pieces
 from tasks.warehouse.sources.base import (
+    REJECTS_KEPT,
     SourceContext,
     SourceError,
     SourceResult,
@@ -116,13 +117,17 @@ def _reject_malformed_lines(ctx: SourceContext) -> None:
 def _csv_header(ctx: SourceContext) -> list[str]:
     """The file's own column names (they differ between k6 versions and systemTags settings)."""
     with open_text(ctx.file) as handle:
-        first = handle.readline()
-    header = next(csv.reader([first]), [])
+        first = handle.readline(HEADER_CHARS + 1)  # a 100 MB line without newline is not read whole
+    try:
+        header = next(csv.reader([first]), []) if len(first) <= HEADER_CHARS else []
+    except csv.Error as exc:  # a field past the csv module's limit
+        raise SourceError(f"{ctx.field}: line 1 is not a k6 CSV header ({exc})") from None
     missing = [name for name in CSV_REQUIRED_COLUMNS if name not in header]
     if missing:
         raise SourceError(
             f"{ctx.field}: not k6 CSV output: the header lacks {', '.join(missing)} "
-            f"(expected metric_name,timestamp,metric_value,...; got {first.strip()[:120]!r})"
+            f"(expected metric_name,timestamp,metric_value,...; got {first.strip()[:120]!r}"
+            + (f", a line of more than {HEADER_CHARS:,} characters)" if len(first) > HEADER_CHARS else ")")
         )
     return header
 
@@ -142,6 +147,7 @@ def read_k6_csv(ctx: SourceContext) -> SourceResult:
             columns={name: "VARCHAR" for name in header},
             compression="gzip" if is_gzip(path) else "none",
             store_rejects=True,
+            rejects_limit=REJECTS_KEPT,  # a file of junk: the rest are counted, not stored (csv_pieces)
             strict_mode=True,
         )
 

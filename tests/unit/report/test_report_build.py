@@ -67,8 +67,9 @@ def test_json_and_markdown_summaries(broken):
     assert any("does not hold at iterations 3, 4" in s for s in data["summary"])
     markdown = broken.path("markdown").read_text()
     assert markdown.startswith("# Report: `broken-1` — FAIL")
-    assert "| avg-under-250 | server | avg_ms < 250 | 400.0 ms | **BROKEN** | -60.0 % | iteration 2, 20.0 calls/s |" in markdown
-    assert "| avg-under-250 @ iteration 2 (vus=20) | ms | server avg_ms < 250 | no higher than before beyond noise " \
+    # `<` is written `&lt;` in the Markdown (text from logs and labels never becomes HTML); it renders as `<`
+    assert "| avg-under-250 | server | avg_ms &lt; 250 | 400.0 ms | **BROKEN** | -60.0 % | iteration 2, 20.0 calls/s |" in markdown
+    assert "| avg-under-250 @ iteration 2 (vus=20) | ms | server avg_ms &lt; 250 | no higher than before beyond noise " \
            "| 10.0 | 100.0 | +901.0 % | WORSE |" in markdown
 
 

@@ -18,7 +18,8 @@ from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
 
 QUIET = {"progress": lambda message: None}
-WINDOW = [{"index": 1, "start": "2026-12-02T00:00:00Z", "end": "2026-12-03T00:00:00Z"}]
+# one window over both years the samples below use (JTL epochs in 2025, access-log times in 2026)
+WINDOW = [{"index": 1, "start": "2025-12-03T00:00:00Z", "end": "2026-12-03T00:00:00Z"}]
 JTL_HEADER = "timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,bytes"
 EPOCH_MS = 1_764_684_000_000  # 2025-12-02T14:00:00Z
 
