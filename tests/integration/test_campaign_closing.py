@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from tasks.campaign.run import finish, mark_failed, open_run, start_all_monitors
+from tests.integration.conftest import campaign_copy
 
 pytestmark = pytest.mark.integration
-DEMO = Path(__file__).resolve().parents[2] / "campaigns" / "demo.yaml"
 
 
 def _alive(pid: int) -> bool:
@@ -26,8 +26,9 @@ def test_a_monitor_that_fails_to_start_leaves_no_sampler_running(tmp_path):
     monitors = {"app1": [{"kind": "vmstat", "interval_s": 1}],
                 "app2": [{"kind": "vmstat", "interval_s": 1},
                          {"kind": "jstat", "pid_file": str(tmp_path / "no-such.pid"), "interval_s": 1}]}
-    overrides = {"workdir": str(tmp_path / "stage"), "provision": [], "teardown": [], "monitors": monitors}
-    run = open_run(DEMO, tmp_path / "work", overrides)
+    campaign = campaign_copy(tmp_path, {"workdir": str(tmp_path / "stage"), "provision": [], "teardown": [],
+                                        "monitors": monitors})
+    run = open_run(campaign, tmp_path / "work")
     with pytest.raises(Exception, match="no-such.pid") as failure:
         start_all_monitors(run)
     pid_files = sorted(Path(run.run_dir).glob("monitors/*/monitor-vmstat-1.pid"))

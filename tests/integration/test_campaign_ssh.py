@@ -180,9 +180,8 @@ def test_with_sshd_gone_for_good_nothing_started_keeps_running(sshd, tmp_path):
     ports = free_ports(2)
     monitors = {"app1": [{"kind": "vmstat", "interval_s": 1}],
                 "app2": [{"kind": "jstat", "pid_file": str(tmp_path / "no-such.pid"), "interval_s": 1}]}
-    overrides = {"hosts": hosts, "vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1]),
-                 "workdir": str(tmp_path / "stage"), "monitors": monitors}
-    run = open_run(DEMO, tmp_path / "work", overrides)
+    campaign = campaign_copy(tmp_path, {"hosts": hosts, "workdir": str(tmp_path / "stage"), "monitors": monitors})
+    run = open_run(campaign, tmp_path / "work", {"vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1])})
     try:
         check_hosts(run)
         provision_stage(run)

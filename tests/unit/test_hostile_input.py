@@ -124,7 +124,10 @@ _UNDER_1_GB = textwrap.dedent("""
         ingest_bundle(sys.argv[1], sys.argv[2], progress=lambda m: None)
     except (SourceError, IngestError) as exc:
         print(str(exc).splitlines()[0])
-    print("peak_kb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    # VmHWM, not ru_maxrss: ru_maxrss is carried over from the parent across fork+exec (the test runner's
+    # own peak in a long session); VmHWM belongs to this process's address space only.
+    hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM:")][0]
+    print("peak_kb", int(hwm.split()[1]))
 """)
 
 
