@@ -1,8 +1,9 @@
 -- Request statistics of one run at the three grains the public marts show, computed in one pass.
--- Percentiles are exact and interpolate linearly between closest ranks (quantile_cont, as numpy's default).
+-- Percentiles are exact and interpolate linearly between closest ranks (quantile_cont, as numpy's default), read
+-- from the count of every distinct duration (macro quantile_from_counts): the cost grows with the rows, once.
 -- materialized: table
 -- grain: run_id, grain, iteration, side, host, status_code -- one row per grouping set, named by `grain`
--- upstream: requests, iterations, runs
+-- upstream: requests, iterations, runs, quantile_from_counts
 with requests as (
     select side, host, iteration, status_code, elapsed_ms, is_error
     from requests
@@ -15,7 +16,13 @@ settings as (
     where run_id = $run_id
 ),
 
-grouped as (
+by_duration as (
+    select iteration, side, host, status_code, elapsed_ms, count(*) as calls, count(*) filter (where is_error) as errors
+    from requests
+    group by all
+),
+
+rolled_up as (
     select
         iteration,
         side,
@@ -26,15 +33,46 @@ grouped as (
             when 1 then 'host'
             else 'side'
         end as grain,
-        count(*) as calls,
-        count(*) filter (where is_error) as errors,
-        count(*) filter (where elapsed_ms > (select slow_call_ms from settings)) as slow_calls,
-        avg(elapsed_ms) as avg_ms,
-        quantile_cont(elapsed_ms, [0.5, 0.9, 0.95, 0.99]) as quantiles_ms,
+        elapsed_ms,
+        sum(calls)::bigint as calls,
+        sum(errors)::bigint as errors
+    from by_duration
+    group by grouping sets (
+        (iteration, side, host, status_code, elapsed_ms), (iteration, side, host, elapsed_ms), (iteration, side, elapsed_ms)
+    )
+),
+
+ranked as (
+    select
+        *,
+        -- NULL durations sort last, so they never count towards the ranks of the others
+        sum(calls) over (partition by grain, iteration, side, host, status_code order by elapsed_ms
+                         rows between unbounded preceding and current row) as running_calls,
+        sum(calls) filter (where elapsed_ms is not null) over (partition by grain, iteration, side, host, status_code)
+            - 1 as last_rank
+    from rolled_up
+),
+
+grouped as (
+    select
+        iteration,
+        side,
+        host,
+        status_code,
+        grain,
+        sum(calls)::bigint as calls,
+        sum(errors)::bigint as errors,
+        coalesce(sum(calls) filter (where elapsed_ms > (select slow_call_ms from settings)), 0)::bigint as slow_calls,
+        sum(elapsed_ms * calls) filter (where elapsed_ms is not null)
+            / sum(calls) filter (where elapsed_ms is not null) as avg_ms,
+        quantile_from_counts(elapsed_ms, running_calls, last_rank, 0.5) as p50_ms,
+        quantile_from_counts(elapsed_ms, running_calls, last_rank, 0.9) as p90_ms,
+        quantile_from_counts(elapsed_ms, running_calls, last_rank, 0.95) as p95_ms,
+        quantile_from_counts(elapsed_ms, running_calls, last_rank, 0.99) as p99_ms,
         min(elapsed_ms) as min_ms,
         max(elapsed_ms) as max_ms
-    from requests
-    group by grouping sets ((iteration, side, host, status_code), (iteration, side, host), (iteration, side))
+    from ranked
+    group by grain, iteration, side, host, status_code
 ),
 
 final as (
@@ -51,10 +89,10 @@ final as (
         grouped.calls / iterations.duration_s as calls_per_s,
         grouped.slow_calls,
         grouped.avg_ms,
-        grouped.quantiles_ms[1] as p50_ms,
-        grouped.quantiles_ms[2] as p90_ms,
-        grouped.quantiles_ms[3] as p95_ms,
-        grouped.quantiles_ms[4] as p99_ms,
+        grouped.p50_ms,
+        grouped.p90_ms,
+        grouped.p95_ms,
+        grouped.p99_ms,
         grouped.min_ms,
         grouped.max_ms
     from grouped
