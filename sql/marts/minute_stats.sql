@@ -1,6 +1,7 @@
 -- Public mart: requests per minute for time-series charts, with the iteration most of the minute's calls
--- belong to (null when most fall outside every iteration). p95 from the counts of distinct durations
--- (quantile_from_counts): a 12 h soak's 100 M requests are counted once, not held and sorted per minute.
+-- belong to (null when most fall outside every iteration). p95 as int_request_stats computes its percentiles:
+-- from the counts of distinct durations on a side whose durations repeat (a 12 h soak's 100 M requests are
+-- counted once, not held and sorted per minute), by quantile_cont on a side with nearly unique ones.
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, side, host, minute_at
@@ -12,11 +13,18 @@ with requests as (
     where run_id = $run_id
 ),
 
+by_counts as (
+    select side, approx_count_distinct(elapsed_ms) * 10 <= count(*) as is_by_counts
+    from requests
+    group by side
+),
+
 -- outside every iteration counts as one more candidate (-1)
 by_duration as (
     select side, host, minute_us, coalesce(iteration, -1) as iteration, elapsed_ms, count(*) as calls,
         count(*) filter (where is_error) as errors
     from requests
+    where side in (select side from by_counts where is_by_counts)
     group by all
 ),
 
@@ -41,9 +49,8 @@ ranked as (
           from by_duration group by all)
 ),
 
-final as (
+counted as (
     select
-        $run_id as run_id,
         ranked.side,
         ranked.host,
         make_timestamptz(ranked.minute_us) as minute_at,
@@ -57,6 +64,28 @@ final as (
     from ranked
     join main_iteration using (side, host, minute_us)
     group by ranked.side, ranked.host, ranked.minute_us
+),
+
+sorted as (
+    select
+        side,
+        host,
+        make_timestamptz(minute_us) as minute_at,
+        nullif(mode(coalesce(iteration, -1)), -1) as iteration,
+        count(*) as calls,
+        count(*) filter (where is_error) as errors,
+        avg(elapsed_ms) as avg_ms,
+        quantile_cont(elapsed_ms, 0.95) as p95_ms,
+        max(elapsed_ms) as max_ms
+    from requests
+    where side in (select side from by_counts where not is_by_counts)
+    group by side, host, minute_us
+),
+
+final as (
+    select $run_id as run_id, * from counted
+    union all by name
+    select $run_id as run_id, * from sorted
 )
 
 select * from final order by side, host, minute_at
