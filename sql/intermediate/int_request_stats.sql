@@ -7,7 +7,7 @@
 -- materialized: table
 -- grain: run_id, grain, iteration, side, host, status_code -- one row per grouping set, named by `grain`
 -- upstream: requests, iterations, runs, quantile_from_counts
-with requests as (
+with requests as not materialized (  -- read three times: never held in memory
     select side, host, iteration, status_code, elapsed_ms, is_error
     from requests
     where run_id = $run_id and iteration is not null
