@@ -6,7 +6,7 @@
 -- quantile_cont, which is faster there (10 M k6 durations: 15 s against 200 s by counts).
 -- materialized: table
 -- grain: run_id, grain, iteration, side, host, status_code -- one row per grouping set, named by `grain`
--- upstream: requests, iterations, runs, quantile_from_counts
+-- upstream: requests, iterations, runs, quantile_from_counts, request_stats_grain
 with requests as not materialized (  -- read three times: never held in memory
     select side, host, iteration, status_code, elapsed_ms, is_error
     from requests
@@ -38,11 +38,7 @@ rolled_up as (
         side,
         host,
         status_code,
-        case grouping(host, status_code)
-            when 0 then 'status'
-            when 1 then 'host'
-            else 'side'
-        end as grain,
+        request_stats_grain(grouping(host, status_code)) as grain,
         elapsed_ms,
         sum(calls)::bigint as calls,
         sum(errors)::bigint as errors
@@ -91,11 +87,7 @@ grouped_by_sorting as (
         side,
         host,
         status_code,
-        case grouping(host, status_code)
-            when 0 then 'status'
-            when 1 then 'host'
-            else 'side'
-        end as grain,
+        request_stats_grain(grouping(host, status_code)) as grain,
         count(*) as calls,
         count(*) filter (where is_error) as errors,
         count(*) filter (where elapsed_ms > (select slow_call_ms from settings)) as slow_calls,
