@@ -7,6 +7,7 @@ from datetime import datetime, timedelta, timezone
 import duckdb
 import numpy as np
 import pandas as pd
+import pytest
 
 from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
@@ -17,17 +18,19 @@ START = datetime(2026, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
 ITERATIONS = [(1, 0, 40), (2, 100, 160)]
 
 
-def _requests() -> pd.DataFrame:
+def _requests(modulus: int) -> pd.DataFrame:
     seconds = np.arange(180)
-    frame = pd.DataFrame({"at": [START + timedelta(seconds=int(s)) for s in seconds], "elapsed": seconds % 97 + 1})
+    frame = pd.DataFrame({"at": [START + timedelta(seconds=int(s)) for s in seconds], "elapsed": seconds % modulus + 1})
     frame["iteration"] = None
     for index, begin, end in ITERATIONS:
         frame.loc[(seconds >= begin) & (seconds < end), "iteration"] = index
     return frame
 
 
-def test_minute_series_and_the_iteration_most_of_each_minute_belongs_to(tmp_path):
-    frame = _requests()
+# 97 distinct durations in 180 requests: p95 by sorting them; 7 (they repeat): from their counts
+@pytest.mark.parametrize("modulus", [97, 7], ids=["nearly-distinct", "repeating"])
+def test_minute_series_and_the_iteration_most_of_each_minute_belongs_to(tmp_path, modulus):
+    frame = _requests(modulus)
     log = "".join(f'10.0.0.1 - - [{at:%d/%b/%Y:%H:%M:%S} +0000] "GET /a HTTP/1.1" 200 5 {ms}\n'
                   for at, ms in zip(frame["at"], frame["elapsed"]))
     iterations = [{"index": i, "start": (START + timedelta(seconds=b)).isoformat(),
