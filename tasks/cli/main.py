@@ -34,8 +34,8 @@ app = typer.Typer(
 )
 
 WarehouseOption = Annotated[
-    Optional[Path],
-    typer.Option("--warehouse", "-w", help="DuckDB file (default: $PERFCAMPAIGN_WAREHOUSE or ./perfcampaign.duckdb)"),
+    Optional[str],
+    typer.Option("--warehouse", "-w", help="DuckDB file or DuckLake URL (default: $PERFCAMPAIGN_WAREHOUSE or ./perfcampaign.duckdb; see docs/scaling.md)"),
 ]
 
 
@@ -152,7 +152,8 @@ def demo(
     run_id = campaign_flow(str(campaign_file), chosen, str(warehouse_path(warehouse)), str(work_dir))
     show(run_id, warehouse, "table")
     columns, rows = _query(warehouse, "select bundle_uri from runs where run_id = $run_id", {"run_id": run_id})
-    typer.echo(f"\nbundle: {rows[0][0]}\nwarehouse: {warehouse_path(warehouse).resolve()}")
+    target = warehouse_path(warehouse)
+    typer.echo(f"\nbundle: {rows[0][0]}\nwarehouse: {target.resolve() if isinstance(target, Path) else target}")
     typer.echo(f"report: {report_location(run_id, warehouse)}")
 
 

@@ -10,13 +10,15 @@ import fcntl
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import duckdb
 
 from tasks.settings import DEFAULT_WAREHOUSE
+from tasks.warehouse.engines import Lake, LakeSettingError, attach_lake, in_lake, parse_warehouse
 from tasks.warehouse.functions import register
+from tasks.warehouse.lake import ensure_lake_schema
 from tasks.warehouse.models import Model, build_model, drop_model, fingerprint, mart_build_order, run_ddl
 
 # Base tables keyed by run_id that a re-ingest replaces; the marts' tables are added from their models.
@@ -31,9 +33,10 @@ class WarehouseError(RuntimeError):
     """The warehouse cannot be opened or used as asked."""
 
 
-def warehouse_path(explicit: str | os.PathLike | None = None) -> Path:
-    """The warehouse file: the explicit one, else $PERFCAMPAIGN_WAREHOUSE, else ./perfcampaign.duckdb."""
-    return Path(explicit or os.environ.get("PERFCAMPAIGN_WAREHOUSE") or DEFAULT_WAREHOUSE)
+def warehouse_path(explicit: str | os.PathLike | None = None) -> Path | Lake:
+    """The warehouse: the explicit one, else $PERFCAMPAIGN_WAREHOUSE, else ./perfcampaign.duckdb; a file's
+    path, or a DuckLake (`ducklake:...`, engines.py)."""
+    return parse_warehouse(explicit or os.environ.get("PERFCAMPAIGN_WAREHOUSE") or DEFAULT_WAREHOUSE)
 
 
 @contextmanager
@@ -63,9 +66,9 @@ def _configure(con: duckdb.DuckDBPyConnection, write: bool) -> None:
     con.execute("set TimeZone = 'UTC'")
     con.execute("set enable_progress_bar = false")  # progress is ours to print, on stderr
     if write:
-        ensure_schema(con)
+        ensure_lake_schema(con, ensure_schema) if in_lake(con) else ensure_schema(con)
     run_ddl(con, "macros")  # expressions the models share, as temporary macros of this connection
-    if not write:
+    if not write and not in_lake(con):  # a lake's reader reads its Parquet files, attached read-only
         # A reader only reads the warehouse: no query of `perfcampaign sql` may write a file (COPY ... TO
         # over the warehouse itself) or read others, and none may turn that back on.
         con.execute("set enable_external_access = false")
@@ -73,8 +76,12 @@ def _configure(con: duckdb.DuckDBPyConnection, write: bool) -> None:
 
 
 @contextmanager
-def open_warehouse(path: Path, write: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+def open_warehouse(path: Path | Lake, write: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection under the lock: exclusive for writers, shared for readers (which touch no other file)."""
+    if isinstance(parse_warehouse(path), Lake):
+        with _open_lake(parse_warehouse(path), write) as con:
+            yield con
+        return
     path = Path(path)
     if not write and not path.exists():
         raise WarehouseError(f"no warehouse at {path}: load a bundle first with `perfcampaign ingest BUNDLE`")
@@ -91,6 +98,23 @@ def open_warehouse(path: Path, write: bool = False) -> Iterator[duckdb.DuckDBPyC
         try:
             _configure(con, write)
             yield con
+        finally:
+            con.close()
+
+
+@contextmanager
+def _open_lake(lake: Lake, write: bool) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection with the lake attached; a local catalog file is locked like a warehouse file."""
+    if not write and not lake.exists():
+        raise WarehouseError(f"no lake catalog at {lake.catalog}: load a bundle first with `perfcampaign ingest`")
+    with _file_lock(lake.catalog_file, exclusive=write) if lake.catalog_file else nullcontext():
+        con = duckdb.connect()
+        try:
+            attach_lake(con, lake, write)
+            _configure(con, write)
+            yield con
+        except LakeSettingError as exc:
+            raise WarehouseError(str(exc)) from None
         finally:
             con.close()
 
