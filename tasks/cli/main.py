@@ -17,6 +17,7 @@ from tasks.cli.output import FormatOption, write_rows
 from tasks.cli.report import report_command, report_location
 from tasks.cli.summary import print_ingest_report
 from tasks.cli.validate import validate_command
+from tasks.cli.warehouse import warehouse_app
 from tasks.settings import DEMO_CAMPAIGN, WORK_DIR
 from tasks.warehouse.connection import WarehouseError, open_warehouse, warehouse_path
 from tasks.warehouse.ingest import IngestError, ingest_bundle
@@ -168,6 +169,7 @@ def serve(
 
 
 app.command("validate")(validate_command)
+app.add_typer(warehouse_app, name="warehouse")
 
 
 def main() -> None:

@@ -120,8 +120,9 @@ def extension_file(name: str) -> str:
     return str(found[0])
 
 
-def attach_lake(con: duckdb.DuckDBPyConnection, lake: Lake, write: bool) -> None:
-    """Load the extensions, give S3 its credentials, attach the lake and make it the default catalog."""
+def attach_lake(con: duckdb.DuckDBPyConnection, lake: Lake, write: bool, alias: str = LAKE_ALIAS) -> None:
+    """Load the extensions, give S3 its credentials, attach the lake (as the default catalog, unless it is
+    attached beside another under another alias)."""
     names = ["ducklake", *(["postgres_scanner"] if lake.is_postgres else [])]
     if lake.data_path.startswith("s3://"):
         names += ["httpfs", "aws"]
@@ -131,11 +132,12 @@ def attach_lake(con: duckdb.DuckDBPyConnection, lake: Lake, write: bool) -> None
         _create_s3_secret(con, lake)
     options = [f"data_path '{_quoted(lake.data_path)}'", *([] if write else ["read_only"])]
     try:
-        con.execute(f"attach '{_quoted(LAKE_PREFIX + lake.catalog)}' as {LAKE_ALIAS} ({', '.join(options)})")
+        con.execute(f"attach '{_quoted(LAKE_PREFIX + lake.catalog)}' as {alias} ({', '.join(options)})")
     except duckdb.Error as exc:
         reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise LakeSettingError(f"cannot attach the lake {lake.url}: {reason}") from None
-    con.execute(f"use {LAKE_ALIAS}")
+    if alias == LAKE_ALIAS:
+        con.execute(f"use {LAKE_ALIAS}")
 
 
 def _quoted(text: str) -> str:
