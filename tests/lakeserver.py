@@ -2,8 +2,8 @@
 
 `pg_server` runs `initdb` and `pg_ctl` once per session in a temporary folder, as an unprivileged user when
 the tests run as root (PostgreSQL refuses root), on a free 127.0.0.1 port with its socket in that folder.
-`new_lake(name)` makes a fresh catalog database and bucket prefix and returns the lake's URL; the
-credentials go in the environment (PGUSER, AWS_*), as on a worker, never in the URL.
+`new_lake(name)` makes a fresh catalog database and bucket prefix and returns the lake's URL; the S3 keys
+come from the environment, as on a worker, never from the URL.
 """
 
 from __future__ import annotations
@@ -73,17 +73,16 @@ def pg_server() -> Iterator[PostgresServer]:
 
 @pytest.fixture(scope="session")
 def new_lake(pg_server: PostgresServer, s3_endpoint: str) -> Iterator[Callable[[str], str]]:  # noqa: F811
-    """Makes a fresh lake (catalog database + bucket prefix) by name and returns its URL."""
-    env = {"PGUSER": "postgres", "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-           "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": s3_endpoint}
+    """Makes a fresh lake (catalog database + bucket prefix) by name and returns its URL; the S3 keys are in
+    the environment for the session (module fixtures run before conftest's per-test ones), as on a worker."""
     with pytest.MonkeyPatch.context() as patch:
-        for key, value in env.items():
-            patch.setenv(key, value)
+        patch.setenv("AWS_ACCESS_KEY_ID", "testing")
+        patch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
         boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1").create_bucket(Bucket=BUCKET)
 
         def make(name: str) -> str:
             pg_server.create_database(name)
-            return (f"ducklake:postgres:dbname={name} host=127.0.0.1 port={pg_server.port} "
-                    f"data_path=s3://{BUCKET}/{name}/")
+            return (f"ducklake:postgres:dbname={name} host=127.0.0.1 port={pg_server.port} user=postgres "
+                    f"data_path=s3://{BUCKET}/{name}/ endpoint_url={s3_endpoint}")
 
         yield make

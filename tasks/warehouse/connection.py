@@ -16,10 +16,23 @@ from pathlib import Path
 import duckdb
 
 from tasks.settings import DEFAULT_WAREHOUSE
-from tasks.warehouse.engines import Lake, LakeSettingError, attach_lake, in_lake, parse_warehouse
+from tasks.warehouse.engines import (
+    Lake,
+    LakeSettingError,
+    attach_lake,
+    in_lake,
+    parse_warehouse,
+)
 from tasks.warehouse.functions import register
 from tasks.warehouse.lake import ensure_lake_schema
-from tasks.warehouse.models import Model, build_model, drop_model, fingerprint, mart_build_order, run_ddl
+from tasks.warehouse.models import (
+    Model,
+    build_model,
+    drop_model,
+    fingerprint,
+    mart_build_order,
+    run_ddl,
+)
 
 # Base tables keyed by run_id that a re-ingest replaces; the marts' tables are added from their models.
 BASE_RUN_TABLES = (

@@ -18,6 +18,7 @@ import asyncio
 import importlib.util
 import os
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -131,11 +132,16 @@ def attach_lake(con: duckdb.DuckDBPyConnection, lake: Lake, write: bool, alias: 
     if lake.data_path.startswith("s3://"):
         _create_s3_secret(con, lake)
     options = [f"data_path '{_quoted(lake.data_path)}'", *([] if write else ["read_only"])]
-    try:
-        con.execute(f"attach '{_quoted(LAKE_PREFIX + lake.catalog)}' as {alias} ({', '.join(options)})")
-    except duckdb.Error as exc:
-        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise LakeSettingError(f"cannot attach the lake {lake.url}: {reason}") from None
+    for attempt in range(5):
+        try:
+            con.execute(f"attach '{_quoted(LAKE_PREFIX + lake.catalog)}' as {alias} ({', '.join(options)})")
+            break
+        except duckdb.Error as exc:
+            if "Failed to initialize DuckLake" in str(exc) and attempt < 4:
+                time.sleep(0.2 + attempt)  # another writer is making the new catalog's tables: they will be there
+                continue
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise LakeSettingError(f"cannot attach the lake {lake.url}: {reason}") from None
     if alias == LAKE_ALIAS:
         con.execute(f"use {LAKE_ALIAS}")
 
@@ -162,7 +168,11 @@ def _create_s3_secret(con: duckdb.DuckDBPyConnection, lake: Lake) -> None:
         params |= {"endpoint": parts.netloc, "use_ssl": str(parts.scheme == "https").lower(),
                    "url_style": lake.options.get("url_style", "path")}
     settings = ", ".join(f"{key} '{_quoted(value)}'" for key, value in params.items())
-    con.execute(f"create or replace temporary secret perfcampaign_lake (type s3, provider {provider}, {settings})")
+    try:
+        con.execute(f"create or replace temporary secret perfcampaign_lake (type s3, provider {provider}, {settings})")
+    except duckdb.Error:
+        raise LakeSettingError(f"{lake.url}: no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+                               "(or AWS_PROFILE / an instance role)") from None
 
 
 def _pg_keywords(lake: Lake) -> dict[str, str]:

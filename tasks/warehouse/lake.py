@@ -3,8 +3,9 @@
 DuckLake commits optimistically: two transactions that delete from one table, or create one object, both
 run and the second fails at commit ("Transaction conflict"). Writers of different new runs only insert and
 commit side by side; what may collide (making the schema, the source-key counter, re-ingests) is retried.
-DuckLake has no sequences: source keys come from a counter row of warehouse_meta, reserved in a small
-transaction of its own before the ingest's.
+DuckLake has no sequences: source keys come from the one row of `lake_source_keys`, reserved in a small
+transaction of its own before the ingest's (a table of its own: DuckLake refuses an insert into a table
+another writer deleted from, and the counter is deleted and inserted by every writer).
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ ATTEMPTS = 8
 
 
 def is_conflict(exc: BaseException) -> bool:
-    return isinstance(exc, duckdb.Error) and "Transaction conflict" in str(exc)
+    """A commit refused for a concurrent writer's, or an object another writer made since this one looked."""
+    return isinstance(exc, duckdb.TransactionException) and "conflict" in str(exc) or \
+        isinstance(exc, duckdb.CatalogException) and "already exists" in str(exc)
 
 
 def committed(con: duckdb.DuckDBPyConnection, work: Callable[[], T]) -> T:
@@ -89,9 +92,9 @@ def ensure_lake_schema(con: duckdb.DuckDBPyConnection, ensure_schema: Callable[[
         if _meta(con, "schema_fingerprint") == wanted:
             return  # another writer made it while this one waited
         ensure_schema(con)
-        if _meta(con, "next_source_key") is None:
-            first = con.execute("select coalesce(max(source_key), 0) + 1 from sources").fetchone()[0]
-            _set_meta(con, "next_source_key", str(first))
+        con.execute("create table if not exists lake_source_keys (next_key bigint not null)")
+        if not con.execute("select count(*) from lake_source_keys").fetchone()[0]:
+            con.execute("insert into lake_source_keys select coalesce(max(source_key), 0) + 1 from sources")
         _set_meta(con, "schema_fingerprint", wanted)
 
     retry_on_conflict(lambda: committed(con, make), "making the lake's tables")
@@ -104,8 +107,8 @@ def reserve_source_keys(con: duckdb.DuckDBPyConnection, count: int) -> list[int]
                 .fetchall()]
 
     def reserve() -> list[int]:
-        first = int(_meta(con, "next_source_key"))
-        _set_meta(con, "next_source_key", str(first + count))
+        first = con.execute("select next_key from lake_source_keys").fetchone()[0]
+        con.execute("update lake_source_keys set next_key = next_key + $count", {"count": count})
         return list(range(first, first + count))
 
     return retry_on_conflict(lambda: committed(con, reserve), "reserving source keys")

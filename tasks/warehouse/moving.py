@@ -18,7 +18,11 @@ from tasks.warehouse.engines import Lake, attach_lake, parse_warehouse
 from tasks.warehouse.lake import reserve_source_keys, retry_on_conflict
 
 SOURCE = "copy_source"
-INTERNAL = {"warehouse_meta"}
+INTERNAL = {"warehouse_meta", "lake_source_keys"}  # each warehouse its own
+
+
+class OtherMartModels(WarehouseError):
+    """The two warehouses' marts were built by different versions of the mart models."""
 
 
 @dataclass
@@ -45,12 +49,19 @@ def _attach_source(con: duckdb.DuckDBPyConnection, source: Path | Lake) -> None:
         con.execute(f"attach '{str(source).replace(chr(39), chr(39) * 2)}' as {SOURCE} (read_only)")
 
 
-def _rows_of_runs(con: duckdb.DuckDBPyConnection, catalog: str, table: str, columns: list[str]) -> int:
-    if "run_id" in columns:
-        where = "run_id in (select run_id from copied_runs)"
-    else:  # request_facts: its run is its source's
-        where = f"source_key in (select source_key from {catalog}.main.sources where run_id in (select run_id from copied_runs))"
-    return con.execute(f"select count(*) from {catalog}.main.{table} where {where}").fetchone()[0]
+def _counts(con: duckdb.DuckDBPyConnection, target: str, tables: dict[str, list[str]]) -> dict[str, tuple[int, int]]:
+    """Rows of the copied runs per table, in the source and in the destination, in one query."""
+    def rows(catalog: str, table: str, columns: list[str]) -> str:
+        if "run_id" in columns:
+            where = "run_id in (select run_id from copied_runs)"
+        else:  # request_facts: its run is its source's
+            where = (f"source_key in (select source_key from {catalog}.main.sources "
+                     "where run_id in (select run_id from copied_runs))")
+        return f"(select count(*) from {catalog}.main.{table} where {where})"
+
+    query = " union all ".join(f"select '{table}', {rows(SOURCE, table, columns)}, {rows(target, table, columns)}"
+                               for table, columns in tables.items())
+    return {table: (theirs, ours) for table, theirs, ours in con.execute(query).fetchall()}
 
 
 def copy_runs(source: str | Path | Lake, destination: str | Path | Lake, run_ids: list[str] | None = None) -> CopyReport:
@@ -72,7 +83,7 @@ def copy_runs(source: str | Path | Lake, destination: str | Path | Lake, run_ids
 
 
 def _copy(con: duckdb.DuckDBPyConnection, target: str, runs: list[str]) -> CopyReport:
-    theirs, ours = _tables(con, SOURCE), _tables(con, target)
+    theirs = _tables(con, SOURCE)
     old_keys = [k for (k,) in con.execute(
         f"select source_key from {SOURCE}.main.sources where run_id in (select run_id from copied_runs) "
         "order by source_key").fetchall()]
@@ -81,11 +92,16 @@ def _copy(con: duckdb.DuckDBPyConnection, target: str, runs: list[str]) -> CopyR
                 "unnest($new::integer[]) as new_key", {"old": old_keys, "new": new_keys})
     copied = {}
     with transaction(con):
-        # the runs' old rows here: requests first (through their sources), then every table keyed by run_id
-        con.execute(f"delete from {target}.main.request_facts where source_key in (select source_key from "
-                    f"{target}.main.sources where run_id in (select run_id from copied_runs))")
-        for table in sorted(table for table, columns in ours.items() if "run_id" in columns):
-            con.execute(f"delete from {target}.main.{table} where run_id in (select run_id from copied_runs)")
+        ours = _tables(con, target)  # in the transaction: what it sees is what it writes to
+        _adopt_marts_fingerprint(con, target)
+        # the runs' old rows here: requests first (through their sources), then every table keyed by run_id;
+        # none when no run is here yet (one transaction wrote all of a run's rows, so no table holds any)
+        if con.execute(f"select count(*) from {target}.main.runs where run_id in (select run_id from copied_runs)"
+                       ).fetchone()[0]:
+            con.execute(f"delete from {target}.main.request_facts where source_key in (select source_key from "
+                        f"{target}.main.sources where run_id in (select run_id from copied_runs))")
+            for table in sorted(table for table, columns in ours.items() if "run_id" in columns):
+                con.execute(f"delete from {target}.main.{table} where run_id in (select run_id from copied_runs)")
         for table, columns in sorted(theirs.items()):
             if "run_id" not in columns and table != "request_facts":
                 continue
@@ -98,22 +114,25 @@ def _copy(con: duckdb.DuckDBPyConnection, target: str, runs: list[str]) -> CopyR
                 select += " where t.run_id in (select run_id from copied_runs)"
             con.execute(f"insert into {target}.main.{table} by name " + select.format(src=f"{SOURCE}.main.{table}"))
             copied[table] = columns
-        counts = {table: (_rows_of_runs(con, SOURCE, table, columns), _rows_of_runs(con, target, table, columns))
-                  for table, columns in copied.items()}
+        counts = _counts(con, target, copied)
         unequal = {table: pair for table, pair in counts.items() if pair[0] != pair[1]}
         if unequal:
             raise WarehouseError("copy: row counts differ, nothing copied: " + ", ".join(
                 f"{table} {a} in the source, {b} copied" for table, (a, b) in sorted(unequal.items())))
-        _adopt_marts_fingerprint(con, target)
     return CopyReport(runs, {table: pair[0] for table, pair in counts.items()})
 
 
 def _adopt_marts_fingerprint(con: duckdb.DuckDBPyConnection, target: str) -> None:
-    """A destination without marts yet takes the source's: its marts were built by the same models."""
-    ours = con.execute(f"select count(*) from {target}.main.warehouse_meta where key = 'marts_fingerprint'").fetchone()[0]
-    if not ours:
-        con.execute(f"insert into {target}.main.warehouse_meta select * from {SOURCE}.main.warehouse_meta "
-                    "where key = 'marts_fingerprint'")
+    """A destination without marts yet takes the source's; one whose marts other models built refuses rows
+    of another shape (an ingest then builds the run in the destination itself, which rebuilds every run)."""
+    query = "select value from {}.main.warehouse_meta where key = 'marts_fingerprint'"
+    theirs, ours = (con.execute(query.format(catalog)).fetchone() for catalog in (SOURCE, target))
+    if ours is None and theirs is not None:
+        con.execute(f"insert into {target}.main.warehouse_meta values ('marts_fingerprint', $value)",
+                    {"value": theirs[0]})
+    elif ours is not None and theirs is not None and ours != theirs:
+        raise OtherMartModels("copy: the destination's marts were built by other mart models than the source's "
+                              "(ingest one run there, which rebuilds its marts, then copy again)")
 
 
 def maintain(warehouse: str | Path | Lake, older_than_hours: float = 1.0) -> list[str]:

@@ -13,8 +13,9 @@ from tests.lakeserver import new_lake, pg_server, s3_endpoint  # noqa: F401 - fi
 
 @pytest.fixture(scope="module", params=["file", "lake"])
 def found(request, tmp_path_factory):
-    lake = request.getfixturevalue("new_lake")("golden") if request.param == "lake" else None
-    return snapshot(ingest_samples(tmp_path_factory.mktemp(f"golden-{request.param}"), lake))
+    if request.param == "file":
+        return snapshot(request.getfixturevalue("sample_warehouse"))
+    return snapshot(ingest_samples(tmp_path_factory.mktemp("golden-lake"), request.getfixturevalue("new_lake")("golden")))
 
 
 def test_the_same_tables_exist(found):
