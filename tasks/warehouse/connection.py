@@ -81,7 +81,7 @@ def _configure(con: duckdb.DuckDBPyConnection, write: bool) -> None:
     if write:
         ensure_lake_schema(con, ensure_schema) if in_lake(con) else ensure_schema(con)
     run_ddl(con, "macros")  # expressions the models share, as temporary macros of this connection
-    if not write and not in_lake(con):  # a lake's reader reads its Parquet files, attached read-only
+    if not write:
         # A reader only reads the warehouse: no query of `perfcampaign sql` may write a file (COPY ... TO
         # over the warehouse itself) or read others, and none may turn that back on.
         con.execute("set enable_external_access = false")

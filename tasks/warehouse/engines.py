@@ -144,6 +144,8 @@ def attach_lake(con: duckdb.DuckDBPyConnection, lake: Lake, write: bool, alias: 
             raise LakeSettingError(f"cannot attach the lake {lake.url}: {reason}") from None
     if alias == LAKE_ALIAS:
         con.execute(f"use {LAKE_ALIAS}")
+    if not write:  # the only files a reader may touch once external access is off (connection.py)
+        con.execute("set allowed_directories = $paths", {"paths": [lake.data_path]})
 
 
 def _quoted(text: str) -> str:
