@@ -32,6 +32,7 @@ from tasks.campaign.steps import (
     stop_monitors_task,
     teardown_task,
 )
+from tasks.history.steps import history_task
 from tasks.report.steps import report_task
 from tasks.settings import WORK_DIR
 from tasks.store.steps import store_task
@@ -106,7 +107,7 @@ def run_iterations(run: CampaignRun, progress) -> None:
         calls_per_s = iteration_task(run, index, step)
         get_run_logger().info("iteration %d %s: %.1f calls/s", index, step, calls_per_s)
         update_progress_artifact(progress, 100.0 * index / len(steps))
-        run.stop_reason = stop_reason(run.campaign.load, run.results, run.campaign.requirements)
+        run.stop_reason = stop_reason(run.campaign.load, run.results, run.campaign.requirements, run.campaign.capacity)
         if run.stop_reason:
             get_run_logger().info("stopping: %s", run.stop_reason)
             return
@@ -143,6 +144,9 @@ def publish(run: CampaignRun, warehouse: str | None, work_dir: str) -> None:
             checked = validate_task(run.run_id, warehouse, str(Path(work_dir) / "reports" / run.run_id), return_state=True)
             lines.append("\n" + (checked.result().markdown() if checked.is_completed() else
                                  f"Validation could not run ({checked.message}); re-run `perfcampaign validate {run.run_id}`."))
+            analysed = history_task(run.run_id, warehouse, return_state=True)
+            lines.append("\n" + (analysed.result().line() if analysed.is_completed() else
+                                 f"History not analysed ({analysed.message})"))
             built = report_task(run.run_id, warehouse, run.campaign.store, work_dir, return_state=True)
             lines.append("\n" + (built.result() if built.is_completed() else f"Report could not be built ({built.message})"))
         else:

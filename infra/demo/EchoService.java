@@ -4,6 +4,8 @@
 //
 // POST /echo returns the request body, GET /health returns "ok". Every 997th request (per instance) sleeps
 // ~120 ms and every 1009th answers HTTP 500, so reports have a tail and a few errors to find.
+// POST /echo?delay_ms=N holds a worker N ms first: with WORKERS workers an instance then serves at most
+// WORKERS * 1000 / N calls/s, a capacity an open-model test can exceed (infra/k6/echo-open.js).
 // Access log pattern: %h %l %u %t "%r" %s %b %D, with %t the request start and %D in microseconds (as Tomcat 10+ and Jetty write it: a sub-millisecond
 // echo needs that resolution, or every fast call would log 0).
 // Single file, JDK 17, no dependencies: run with the source-file launcher, no build step.
@@ -43,6 +45,21 @@ public class EchoService {
 
     EchoService(BufferedWriter log) {
         this.log = log;
+    }
+
+    static long delayMs(String query) {
+        if (query != null) {
+            for (String pair : query.split("&")) {
+                if (pair.startsWith("delay_ms=")) {
+                    try {
+                        return Math.max(0, Math.min(10_000, Long.parseLong(pair.substring(9))));
+                    } catch (NumberFormatException e) {
+                        return 0;
+                    }
+                }
+            }
+        }
+        return 0;
     }
 
     public static void main(String[] args) throws Exception {
@@ -98,6 +115,7 @@ public class EchoService {
                 if (n % SLOW_EVERY == 0) {
                     Thread.sleep(SLOW_MS);
                 }
+                Thread.sleep(delayMs(exchange.getRequestURI().getQuery()));
                 status = 200;
                 body = request;
             } else if (path.equals("/health") && method.equals("GET")) {

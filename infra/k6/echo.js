@@ -6,6 +6,8 @@
 //   VUS           virtual users (default 1)
 //   DURATION      k6 duration, e.g. 10s (default 10s)
 //   MESSAGE_SIZE  request body size in bytes (default 1024)
+//   ENDPOINT      the path called (default /echo, POSTed); any other path is a GET (/health: a light
+//                 background load whose calls a requirement scoped to `label: /echo` leaves out)
 // No thresholds: requirements are judged from the logs after the run, not by k6.
 import http from 'k6/http';
 
@@ -27,6 +29,7 @@ if (!(size >= 0)) {
   throw new Error(`MESSAGE_SIZE must be a number of bytes, got ${__ENV.MESSAGE_SIZE}`);
 }
 const body = 'x'.repeat(size);
+const endpoint = __ENV.ENDPOINT || '/echo';
 
 export const options = {
   vus: parseInt(__ENV.VUS || '1', 10),
@@ -37,8 +40,12 @@ export const options = {
 export default function () {
   // Round-robin: each VU starts on a different target and moves to the next one every iteration.
   const i = (__VU - 1 + __ITER) % targets.length;
-  http.post(`${targets[i]}/echo`, body, {
-    headers: { 'Content-Type': 'application/octet-stream' },
-    tags: { server: names[i] },
-  });
+  if (endpoint === '/echo') {
+    http.post(`${targets[i]}/echo`, body, {
+      headers: { 'Content-Type': 'application/octet-stream' },
+      tags: { server: names[i] },
+    });
+  } else {
+    http.get(`${targets[i]}${endpoint}`, { tags: { server: names[i] } });
+  }
 }

@@ -2,7 +2,8 @@
 -- `declared_rate_per_s` (the log of a background load) ran at that rate in every iteration. One row per
 -- (source, iteration); no rows when the run declares no background load.
 -- grain: one row per (run_id, source_path, iteration)
--- upstream: runs (manifest), sources, iterations, request_facts
+-- Calls in an iteration's warm-up are left out, as duration_s leaves its seconds out.
+-- upstream: runs (manifest), sources, iterations, requests
 with declared as (
     select
         entry ->> 'path' as source_path,
@@ -23,9 +24,11 @@ windows as (
 ),
 
 calls as (
-    select facts.source_key, facts.iteration, count(*) as calls
-    from request_facts as facts
-    where facts.source_key in (select source_key from background_sources) and facts.iteration is not null
+    select background_sources.source_key, facts.iteration, count(*) as calls
+    from requests as facts
+    join background_sources
+        on facts.host = background_sources.host and facts.source_path = background_sources.source_path
+    where facts.run_id = $run_id and facts.iteration is not null and not facts.is_warmup
     group by all
 ),
 

@@ -1,9 +1,10 @@
 -- Health findings, memory rules: swapping (`swap`), the old generation after GCs over the whole run
--- (`old_gen_trend`), and containers whose memory rises and whether the JVM's heap explains it
+-- (`old_gen_trend`), an old generation nearly full or on course to fill within the run's length in an
+-- iteration (`old_gen_fill`), and containers whose memory rises and whether the JVM's heap explains it
 -- (`container_memory_trend`).
 -- materialized: table
 -- grain: host, subject, rule, iteration -- iteration NULL for a whole-run trend
--- upstream: int_health_thresholds, host_metric_sources, host_samples, host_iteration_stats,
+-- upstream: int_health_thresholds, host_metric_sources, host_samples, host_iteration_stats, iterations,
 --           jvm_iteration_stats, container_stats
 with thresholds as (
     select * from int_health_thresholds
@@ -27,6 +28,10 @@ jvm_stats as (
 
 containers as (
     select * from container_stats where run_id = $run_id
+),
+
+run_span as (
+    select epoch(max(ended_at)) - epoch(min(started_at)) as run_s from iterations where run_id = $run_id
 ),
 
 swap_findings as (
@@ -131,6 +136,67 @@ old_trend_findings as (
     from old_trend_judged
 ),
 
+-- memory: an old generation nearly full at an iteration's end, or filling fast enough to be full within the
+-- run's length at the growth seen in the iteration (samples in the iteration, first to last). Unlike the trend
+-- above it reads every sample: promoted garbage fills the old generation as surely as a leak, and a full GC is
+-- near either way; which of the two it is needs a run long enough to see the old generation collected.
+old_fill as (
+    select
+        host,
+        source_path,
+        iteration,
+        arg_min(old_used_kb, line_no) as start_kb,
+        arg_max(old_used_kb, line_no) as end_kb,
+        arg_max(old_capacity_kb, line_no) as capacity_kb,
+        epoch(max(sampled_at)) - epoch(min(sampled_at)) as span_s
+    from samples
+    where kind = 'jstat' and iteration is not null and sampled_at is not null and old_used_kb is not null
+    group by host, source_path, iteration
+),
+
+old_fill_judged as (
+    select
+        old_fill.*,
+        100 * end_kb / nullif(capacity_kb, 0) as end_pct,
+        (end_kb - start_kb) / nullif(span_s, 0) as growth_kb_per_s,
+        case when end_kb > start_kb and span_s > 0 and capacity_kb > end_kb
+            then (capacity_kb - end_kb) / ((end_kb - start_kb) / span_s) end as fill_in_s,
+        run_span.run_s,
+        thresholds.old_gen_full_pct
+    from old_fill
+    cross join thresholds
+    cross join run_span
+    where capacity_kb > 0
+),
+
+old_fill_findings as (
+    select
+        host,
+        source_path as subject,
+        'old_gen_fill' as rule,
+        'memory' as area,
+        iteration,
+        case when end_pct >= old_gen_full_pct or fill_in_s <= run_s then 'warn' else 'ok' end as severity,
+        case
+            when end_pct >= old_gen_full_pct or fill_in_s <= run_s then printf(
+                'The old generation of %s ends iteration %d at %.0f KB, %.1f %% of its %.0f KB capacity (from %.0f KB, '
+                || '%+.0f KB/s)', host, iteration, end_kb, end_pct, capacity_kb, start_kb, growth_kb_per_s)
+                || case when fill_in_s <= run_s then printf(
+                    ': at that growth it is full in %.0f s, within the run''s length (%.0f s)', fill_in_s, run_s)
+                    else '' end
+                || '. A full GC is near. A longer run is needed to tell a leak from promotion.'
+            else printf('The old generation of %s ends iteration %d at %.1f %% of its capacity%s.', host, iteration,
+                end_pct, case when fill_in_s is not null then printf(' (full in %.0f s at its growth, longer than the '
+                || 'run''s %.0f s)', fill_in_s, run_s) else '' end)
+        end as finding,
+        json_object(
+            'old_used_start_kb', start_kb, 'old_used_end_kb', end_kb, 'old_capacity_kb', capacity_kb,
+            'old_used_end_pct', round(end_pct, 2), 'old_gen_full_pct', old_gen_full_pct,
+            'growth_kb_per_s', round(growth_kb_per_s, 3), 'full_in_s', round(fill_in_s, 1), 'run_s', round(run_s, 1)
+        ) as evidence
+    from old_fill_judged
+),
+
 -- memory: containers whose memory rises, and whether the JVM's heap explains it ---------------------------------
 jvm_heap_by_host as (
     select
@@ -202,6 +268,7 @@ container_trend_findings as (
 final as (
     select * from swap_findings
     union all by name select * from old_trend_findings
+    union all by name select * from old_fill_findings
     union all by name select * from container_trend_findings
 )
 

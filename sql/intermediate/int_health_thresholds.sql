@@ -17,6 +17,8 @@ final as (
         coalesce((given ->> 'gc_overhead_max_pct')::double, 5) as gc_overhead_max_pct,
         -- growth per hour in percent of the old generation's capacity / of the container's memory limit
         coalesce((given ->> 'old_gen_growth_max_pct_per_h')::double, 5) as old_gen_growth_max_pct_per_h,
+        -- an old generation at or above this share of its capacity at an iteration's end is nearly full
+        coalesce((given ->> 'old_gen_full_pct')::double, 90) as old_gen_full_pct,
         coalesce((given ->> 'container_mem_growth_max_pct_per_h')::double, 5) as container_mem_growth_max_pct_per_h,
         -- a trend is judged only over samples that span at least this long
         coalesce((given ->> 'trend_min_span_s')::double, 300) as trend_min_span_s,

@@ -1,12 +1,13 @@
--- Request statistics of one run at the three grains the public marts show, computed in one pass.
+-- Request statistics of one run at the grains the public marts show, and per label for the history's series
+-- (series_values), computed in one pass.
 -- Percentiles are exact and interpolate linearly between closest ranks (quantile_cont, as numpy's default).
 -- materialized: table
--- grain: run_id, grain, iteration, side, host, status_code -- one row per grouping set, named by `grain`
+-- grain: run_id, grain, iteration, side, host, status_code, label -- one row per grouping set, named by `grain`
 -- upstream: requests, iterations, runs
 with requests as (
-    select side, host, iteration, status_code, elapsed_ms, is_error
+    select side, host, iteration, status_code, coalesce(label, '(none)') as label, elapsed_ms, is_error
     from requests
-    where run_id = $run_id and iteration is not null
+    where run_id = $run_id and iteration is not null and not is_warmup
 ),
 
 settings as (
@@ -21,9 +22,11 @@ grouped as (
         side,
         host,
         status_code,
-        case grouping(host, status_code)
-            when 0 then 'status'
-            when 1 then 'host'
+        label,
+        case grouping(host, status_code, label)
+            when 1 then 'status'
+            when 3 then 'host'
+            when 6 then 'label'
             else 'side'
         end as grain,
         count(*) as calls,
@@ -34,7 +37,8 @@ grouped as (
         min(elapsed_ms) as min_ms,
         max(elapsed_ms) as max_ms
     from requests
-    group by grouping sets ((iteration, side, host, status_code), (iteration, side, host), (iteration, side))
+    group by grouping sets ((iteration, side, host, status_code), (iteration, side, host), (iteration, side),
+        (iteration, side, label))
 ),
 
 final as (
@@ -44,6 +48,7 @@ final as (
         grouped.side,
         grouped.host,
         grouped.status_code,
+        grouped.label,
         grouped.grain,
         grouped.calls,
         grouped.errors,

@@ -1,11 +1,14 @@
 -- Public mart: how throughput follows the load, per side: the knee and the highest throughput measured.
--- The load level of an iteration is `load_level(load, capacity.load_key)` (tasks/ramp.py, registered as a
--- DuckDB function: `vus`, else `nodes` x `threads`, else `users`, or the key the manifest names). Each
--- iteration is set against the previous one of the same side and series (the load keys that are not the
--- level, e.g. a message size); it scales when its throughput gain is at least `capacity.min_scaling`
--- (default 0.5) times its load gain. An iteration whose load did not rise is not judged.
+-- The load level of an iteration is `load_level(load, capacity.load_key)` and whether a step scales is
+-- `step_scales(...)`: the functions of tasks/bundle/load.py the ramp's stop rule calls, registered in
+-- DuckDB, so the two always agree (docs/report.md "capacity"). Each iteration is set against the previous
+-- one of the same side and series (the load keys that are not the level, e.g. a message size): it does not
+-- scale when it made less than `capacity.min_achieved_ratio` (0.9) of the calls offered (open model:
+-- calls / (calls + dropped), achieved_share),
+-- or when its load rose but its throughput gain was under `capacity.min_scaling` (0.5) x its load gain.
 -- `knee_iteration` is the iteration before the first one that does not scale (the last load the service
--- still absorbed in proportion); `saturated` is null when no step could be judged.
+-- still absorbed in proportion); `saturated` is null when no step could be judged. A background load is
+-- not measured against a load it was given: its side never forms a knee and has no row.
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, side
@@ -13,7 +16,8 @@
 with options as (
     select
         manifest -> 'capacity' ->> 'load_key' as load_key,
-        coalesce(try_cast(manifest -> 'capacity' ->> 'min_scaling' as double), 0.5) as min_scaling
+        coalesce(try_cast(manifest -> 'capacity' ->> 'min_scaling' as double), 0.5) as min_scaling,
+        coalesce(try_cast(manifest -> 'capacity' ->> 'min_achieved_ratio' as double), 0.9) as min_achieved_ratio
     from runs
     where run_id = $run_id
 ),
@@ -23,18 +27,23 @@ levels as (
         iterations.iteration,
         load_level(iterations.load::varchar, options.load_key) as load_level,
         load_series(iterations.load::varchar, options.load_key) as series,
-        load_text(iterations.load) as load_text
+        load_text(iterations.load) as load_text,
+        iterations.load
     from iterations
     cross join options
     where iterations.run_id = $run_id
 ),
 
 summary as (
-    select side, iteration, calls_per_s from iteration_summary where run_id = $run_id
+    select side, iteration, calls, dropped, calls_per_s, offered_per_s
+    from iteration_summary
+    where run_id = $run_id and side <> 'background'
 ),
 
 points as (
-    select summary.side, summary.iteration, levels.series, levels.load_level, levels.load_text, summary.calls_per_s
+    select
+        summary.side, summary.iteration, levels.series, levels.load_level, levels.load_text, summary.calls_per_s,
+        summary.offered_per_s, achieved_share(levels.load::varchar, summary.calls, summary.dropped) as achieved_share
     from summary
     join levels using (iteration)
 ),
@@ -46,6 +55,8 @@ steps as (
         load_level,
         load_text,
         calls_per_s,
+        offered_per_s,
+        achieved_share,
         lag(iteration) over by_series as previous_iteration,
         lag(load_level) over by_series as previous_load_level,
         lag(load_text) over by_series as previous_load_text,
@@ -60,11 +71,11 @@ judged as (
         steps.*,
         100 * (steps.load_level / steps.previous_load_level - 1) as load_gain_pct,
         100 * (steps.calls_per_s / steps.previous_calls_per_s - 1) as throughput_gain_pct,
-        case
-            when steps.load_level > steps.previous_load_level
-                then steps.calls_per_s / steps.previous_calls_per_s - 1
-                    >= options.min_scaling * (steps.load_level / steps.previous_load_level - 1)
-        end as scales
+        step_scales(
+            steps.previous_load_level, steps.load_level, steps.previous_calls_per_s, steps.calls_per_s,
+            steps.achieved_share, options.min_scaling, options.min_achieved_ratio
+        ) as scales,
+        steps.achieved_share < options.min_achieved_ratio as is_short_of_offered
     from steps
     cross join options
 ),
@@ -101,6 +112,8 @@ per_side as (
                 'calls_per_s': points.calls_per_s,
                 'load_gain_pct': judged.load_gain_pct,
                 'throughput_gain_pct': judged.throughput_gain_pct,
+                'offered_per_s': points.offered_per_s,
+                'achieved_share': points.achieved_share,
                 'scales': judged.scales
             }
             order by points.iteration
@@ -124,6 +137,13 @@ final as (
         highest.iteration as max_iteration,
         case when per_side.judged_steps > 0 then first_flat.iteration is not null end as saturated,
         case
+            when first_flat.is_short_of_offered then format(
+                'iteration {} ({}) made {:.1f} % of the calls offered ({:.1f} of {:.1f} calls/s), less than {:g}: '
+                || coalesce(format('the knee is iteration {}', first_flat.previous_iteration),
+                            'saturated from the first judged iteration'),
+                first_flat.iteration, first_flat.load_text, 100 * first_flat.achieved_share, first_flat.calls_per_s,
+                first_flat.offered_per_s, options.min_achieved_ratio
+            )
             when first_flat.iteration is not null then format(
                 'iteration {} raised the load {:.0f} % ({} to {}) but throughput {:+.1f} % ({:.1f} to {:.1f} '
                 || 'calls/s), less than {:g} x the load gain: the knee is iteration {}',
@@ -141,6 +161,7 @@ final as (
             else 'no iteration raised the load over an earlier one with throughput: no knee can be judged'
         end as reason,
         options.min_scaling,
+        options.min_achieved_ratio,
         per_side.points
     from per_side
     cross join options

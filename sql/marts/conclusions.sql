@@ -59,14 +59,17 @@ whole_run as (
             when 'calls_per_s' then 'throughput'
             else replace(verdicts.metric, '_ms', '')
         end as metric_name,
-        case verdicts.metric
-            when 'error_rate' then format('{:.2f} %', 100 * verdicts.measured)
-            when 'calls_per_s' then format('{:.1f} calls/s', verdicts.measured)
+        case
+            when verdicts.metric = 'error_rate' then format('{:.2f} %', 100 * verdicts.measured)
+            when verdicts.metric = 'calls_per_s' then format('{:.1f} calls/s', verdicts.measured)
+            -- a k6 metric's requirement (`name.stat`; request metrics have no dot) in its own unit
+            when verdicts.metric like '%.%' then format('{:.4g}', verdicts.measured) || coalesce(' ' || verdicts.unit, '')
             else format('{:.1f} ms', verdicts.measured)
         end as measured_text,
-        case verdicts.metric
-            when 'error_rate' then format('{:g} %', 100 * verdicts.threshold)
-            when 'calls_per_s' then format('{:g} calls/s', verdicts.threshold)
+        case
+            when verdicts.metric = 'error_rate' then format('{:g} %', 100 * verdicts.threshold)
+            when verdicts.metric = 'calls_per_s' then format('{:g} calls/s', verdicts.threshold)
+            when verdicts.metric like '%.%' then format('{:g}', verdicts.threshold) || coalesce(' ' || verdicts.unit, '')
             else format('{:g} ms', verdicts.threshold)
         end as threshold_text
     from verdicts
@@ -84,13 +87,16 @@ requirement_rows as (
         measured as value,
         metric as unit,
         requirement_id || ': ' || case
-            when passed is null and with_data = 0 then format('not judged: no {}-side requests.', side)
-            when passed is null then format(
-                'not judged: the {} side stayed under {:g} calls/s in every iteration.', side, min_calls_per_s
+            when passed is null and with_data = 0 then format('not judged: no {}-side requests{}.', side,
+                coalesce(' in its scope (' || scope || ')', ''))
+            when passed is null and judged_by like 'min_calls_per_s%' then format(
+                'not judged: the {} side{} stayed under {:g} calls/s in every iteration.', side,
+                coalesce(' (' || scope || ')', ''), min_calls_per_s
             )
+            when passed is null then format('not judged: no iteration with data met its rule ({}).', judged_by)
             else format(
-                '{} {} {} at {:.1f} calls/s (iteration {}), limit {} {}: ', side, metric_name, measured_text,
-                worst_calls_per_s, worst_iteration, op, threshold_text
+                '{}{} {} {} at {:.1f} calls/s (iteration {}), limit {} {}: ', side, coalesce(' (' || scope || ')', ''),
+                metric_name, measured_text, worst_calls_per_s, worst_iteration, op, threshold_text
             ) || case
                 -- margin_pct is null for a threshold of 0: the sentence goes without it
                 when passed then format('holds at every judged iteration ({})', judged_at)
@@ -164,7 +170,7 @@ capacity_rows as (
         max_calls_per_s as value,
         'calls_per_s' as unit,
         format('Capacity, {} side: ', side) || case
-            when saturated then format(
+            when saturated and knee_iteration is not null then format(
                 'throughput follows the load up to iteration {} ({}, {:.1f} calls/s) and no further; ',
                 knee_iteration, knee_load, knee_calls_per_s
             )

@@ -5,7 +5,7 @@
 -- Thresholds: int_health_thresholds (the manifest's `thresholds:` over defaults).
 -- Rules, one intermediate model per family (int_health_findings__<family>), unioned here: data (samples),
 -- cpu (cpu_idle; loadgen_cpu, area loadgen), disk (disk_wait), memory (swap, old_gen_trend,
--- container_memory_trend), containers (container_restart, area memory), gc (gc_overhead, full_gc),
+-- old_gen_fill, container_memory_trend), containers (container_restart, area memory), gc (gc_overhead, full_gc),
 -- network (network_per_call).
 -- materialized: incremental
 -- unique_key: run_id

@@ -8,7 +8,7 @@ with stats as (
 ),
 
 final as (
-    select * exclude (grain, status_code) from stats
+    select * exclude (grain, status_code, label) from stats
 )
 
 select * from final order by iteration, side, host

@@ -8,7 +8,7 @@ with stats as (
 ),
 
 final as (
-    select * exclude (grain) from stats
+    select * exclude (grain, label) from stats
 )
 
 select * from final order by iteration, side, host, status_code

@@ -1,14 +1,63 @@
 -- Public mart: per-iteration request statistics at the side level; calls_per_s = calls / duration_s.
+-- Offered against achieved load: `offered_per_s` is the load offered to the service (tasks/bundle/load.py
+-- offered_per_s: the step's planned arrival rate `rate_per_s`, else (calls sent + dropped) / duration_s
+-- when the tool dropped calls, else NULL for a closed model); `achieved_per_s` the calls that were made
+-- (= calls_per_s); `dropped` the calls an open-model tool could not start (k6 dropped_iterations points of
+-- the side's sources; the server side shows its clients' figure, since those calls never reached it);
+-- `error_rate_with_dropped` counts them as failed: (errors + dropped) / (calls + dropped).
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, iteration, side
--- upstream: int_request_stats
+-- upstream: int_request_stats, iterations, k6_metric_points, sources
 with stats as (
     select * from int_request_stats where run_id = $run_id and grain = 'side'
 ),
 
+iterations as (
+    select iteration, load, duration_s from iterations where run_id = $run_id
+),
+
+dropped_points as (
+    select points.iteration, sources.side, sum(points.value) as dropped
+    from k6_metric_points as points
+    join sources using (source_key)
+    where sources.run_id = $run_id and points.metric = 'dropped_iterations' and points.iteration is not null
+    group by all
+),
+
+client as (
+    select stats.iteration, stats.calls, coalesce(dropped_points.dropped, 0) as dropped
+    from stats
+    left join dropped_points on dropped_points.iteration = stats.iteration and dropped_points.side = 'client'
+    where stats.side = 'client'
+),
+
+with_dropped as (
+    select
+        stats.*,
+        coalesce(
+            case when stats.side = 'server' then client.dropped else dropped_points.dropped end, 0
+        )::bigint as dropped,
+        case when stats.side = 'background' then stats.calls else coalesce(client.calls, stats.calls) end
+            as sent_calls
+    from stats
+    left join dropped_points on dropped_points.iteration = stats.iteration and dropped_points.side = stats.side
+    left join client on client.iteration = stats.iteration
+),
+
 final as (
-    select * exclude (grain, host, status_code) from stats
+    select
+        with_dropped.* exclude (grain, host, status_code, label, dropped, sent_calls),
+        offered_per_s(
+            case when with_dropped.side = 'background' then '{}' else iterations.load::varchar end,
+            with_dropped.sent_calls, with_dropped.dropped, iterations.duration_s
+        ) as offered_per_s,
+        with_dropped.calls_per_s as achieved_per_s,
+        with_dropped.dropped,
+        (with_dropped.errors + with_dropped.dropped) / (with_dropped.calls + with_dropped.dropped)
+            as error_rate_with_dropped
+    from with_dropped
+    join iterations using (iteration)
 )
 
 select * from final order by iteration, side

@@ -1,20 +1,58 @@
--- Public mart: every requirement judged at every iteration of its side, plus one whole-run line
--- (iteration null) that says whether it holds at every judged iteration and up to which load it holds.
--- An iteration is judged when its side reached min_calls_per_s; otherwise `passed` is null.
+-- Public mart: every requirement judged at every iteration on the requests of its scope, plus one
+-- whole-run line (iteration null) that says whether it holds at every judged iteration and up to which
+-- load it holds. An iteration is judged when its scope reached min_calls_per_s; otherwise `passed` is null.
+-- `scope` says which requests were judged (requirement_scope: label, host, role), null for the whole side;
+-- `rule` is the requirement in one line (requirement_rule), as every output prints it. A k6 metric's
+-- requirement has `metric` = `<k6_metric>.<stat>` (`cm_handles.rate`) and its own `unit`.
+-- A requirement stated at a load (`at: {iteration: N}`, `at_load: {KEY: VALUE}`, load_matches: the rule the
+-- ramp uses too) is judged at those iterations only. `judged_by` says which rule judged a row ("at load
+-- vus=10 and min_calls_per_s 5", "every iteration"), or why it was not judged ("not iteration 3",
+-- "load is not vus=10", "no data", "under min_calls_per_s 5").
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, requirement_id, iteration -- iteration null for the whole-run line
--- upstream: requirements, iterations, iteration_summary
-with requirements as (
+-- upstream: requirements, iterations, int_requirement_stats, k6_metric_points, sources, requirement_scope,
+--           load_text
+with given as (
     select * from requirements where run_id = $run_id
 ),
 
+requirements as (
+    select
+        * exclude (metric),
+        metric as stat,
+        coalesce(k6_metric || '.' || metric, metric) as metric,
+        requirement_scope(label, label_regex, host, role) as scope
+    from given
+),
+
+rules as (
+    select
+        requirement_id,
+        scope,
+        unit,
+        requirement_rule(side, metric, op, threshold, unit, scope) as rule,
+        coalesce(nullif(concat_ws(
+            ' and ', 'at iteration ' || at_iteration, 'at load ' || load_text(at_load),
+            'min_calls_per_s ' || format('{:g}', min_calls_per_s)
+        ), ''), 'every iteration') as judged_by
+    from requirements
+),
+
 iterations as (
-    select iteration from iterations where run_id = $run_id
+    select iteration, load from iterations where run_id = $run_id
 ),
 
 summary as (
-    select * from iteration_summary where run_id = $run_id
+    select * from int_requirement_stats
+),
+
+k6_type as (
+    select points.metric, any_value(points.metric_type) as metric_type
+    from k6_metric_points as points
+    join sources using (source_key)
+    where sources.run_id = $run_id
+    group by points.metric
 ),
 
 measured as (
@@ -26,26 +64,51 @@ measured as (
         requirements.op,
         requirements.threshold,
         requirements.min_calls_per_s,
-        case requirements.metric
-            when 'avg_ms' then summary.avg_ms
-            when 'p50_ms' then summary.p50_ms
-            when 'p90_ms' then summary.p90_ms
-            when 'p95_ms' then summary.p95_ms
-            when 'p99_ms' then summary.p99_ms
-            when 'max_ms' then summary.max_ms
+        requirements.at_iteration,
+        requirements.at_load,
+        (requirements.at_iteration is null or iterations.iteration = requirements.at_iteration)
+            and coalesce(load_matches(iterations.load::varchar, requirements.at_load::varchar), true) as is_stated_load,
+        case requirements.stat
+            when 'avg_ms' then summary.avg_value
+            when 'p50_ms' then summary.p50_value
+            when 'p90_ms' then summary.p90_value
+            when 'p95_ms' then summary.p95_value
+            when 'p99_ms' then summary.p99_value
+            when 'max_ms' then summary.max_value
             when 'error_rate' then summary.error_rate
-            when 'calls_per_s' then summary.calls_per_s
+            when 'calls_per_s' then summary.samples_per_s
+            when 'avg' then summary.avg_value
+            when 'min' then summary.min_value
+            when 'max' then summary.max_value
+            when 'p50' then summary.p50_value
+            when 'p90' then summary.p90_value
+            when 'p95' then summary.p95_value
+            when 'p99' then summary.p99_value
+            when 'count' then case when k6_type.metric_type = 'counter' then summary.total else summary.samples end
+            when 'rate' then case when k6_type.metric_type = 'counter' then summary.total_per_s
+                else summary.nonzero_share end
         end as measured,
-        summary.calls_per_s
+        summary.samples_per_s as calls_per_s
     from requirements
     cross join iterations
-    left join summary on summary.iteration = iterations.iteration and summary.side = requirements.side
+    left join summary
+        on summary.iteration = iterations.iteration and summary.requirement_id = requirements.requirement_id
+    left join k6_type on k6_type.metric = requirements.k6_metric
 ),
 
 judged as (
     select
         *,
-        measured is not null and coalesce(calls_per_s, 0) >= coalesce(min_calls_per_s, 0) as is_judged
+        is_stated_load and measured is not null and coalesce(calls_per_s, 0) >= coalesce(min_calls_per_s, 0)
+            as is_judged,
+        -- why a row is not judged; a judged row gets the requirement's rule (rules.judged_by) in final
+        case
+            when not is_stated_load and at_iteration is not null then format('not iteration {}', at_iteration)
+            when not is_stated_load then 'load is not ' || load_text(at_load)
+            when measured is null then 'no data'
+            when coalesce(calls_per_s, 0) < coalesce(min_calls_per_s, 0)
+                then format('under min_calls_per_s {:g}', min_calls_per_s)
+        end as not_judged_because
     from measured
 ),
 
@@ -106,7 +169,7 @@ whole_run as (
     group by requirement_id
 ),
 
-final as (
+unioned as (
     select
         $run_id as run_id,
         requirement_id,
@@ -122,7 +185,8 @@ final as (
         passed,
         margin_pct,
         null::integer as holds_up_to_iteration,
-        null::double as holds_up_to_calls_per_s
+        null::double as holds_up_to_calls_per_s,
+        not_judged_because
     from per_iteration
     union all
     select
@@ -140,9 +204,21 @@ final as (
         whole_run.passed,
         whole_run.margin_pct,
         holds_up_to.iteration as holds_up_to_iteration,
-        holds_up_to.calls_per_s as holds_up_to_calls_per_s
+        holds_up_to.calls_per_s as holds_up_to_calls_per_s,
+        null as not_judged_because
     from whole_run
     left join holds_up_to using (requirement_id)
+),
+
+final as (
+    select
+        unioned.* exclude (not_judged_because),
+        rules.scope,
+        rules.rule,
+        rules.unit,
+        coalesce(unioned.not_judged_because, rules.judged_by) as judged_by
+    from unioned
+    join rules using (requirement_id)
 )
 
 select * from final order by requirement_id, iteration nulls last

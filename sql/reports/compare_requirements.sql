@@ -1,6 +1,7 @@
 -- Report query behind the comparison table in the form users publish: every requirement of run B at every
--- iteration, with run A's value of the same requirement (same id, side and metric; otherwise A's value of
--- that side and metric) at the same iteration index, and both iterations' loads.
+-- iteration, with run A's value of the same requirement (same id, side, metric and scope; otherwise A's value of
+-- that side and metric when the requirement covers its whole side) at the same iteration index, and both
+-- iterations' loads.
 -- grain: one row per (requirement_id, iteration)
 -- upstream: verdicts, iteration_summary, iterations
 with b as (
@@ -8,7 +9,7 @@ with b as (
 ),
 
 a_verdicts as (
-    select requirement_id, iteration, side, metric, measured
+    select requirement_id, iteration, side, metric, scope, measured
     from verdicts
     where run_id = $run_a and iteration is not null
 ),
@@ -30,6 +31,8 @@ final as (
         load_text(it.load) as load,
         load_text(it_a.load) as load_a,
         b.side,
+        b.scope,
+        b.rule,
         b.metric,
         b.op,
         b.threshold,
@@ -40,8 +43,12 @@ final as (
         b.is_judged,
         b.passed
     from b
-    left join a_verdicts using (requirement_id, iteration, side, metric)
-    left join a_summary on a_summary.iteration = b.iteration and a_summary.side = b.side and a_summary.metric = b.metric
+    left join a_verdicts
+        on a_verdicts.requirement_id = b.requirement_id and a_verdicts.iteration = b.iteration
+        and a_verdicts.side = b.side and a_verdicts.metric = b.metric and a_verdicts.scope is not distinct from b.scope
+    left join a_summary
+        on a_summary.iteration = b.iteration and a_summary.side = b.side and a_summary.metric = b.metric
+        and b.scope is null
     left join iterations as it on it.run_id = $run_b and it.iteration = b.iteration
     left join iterations as it_a on it_a.run_id = $run_a and it_a.iteration = b.iteration
 )

@@ -10,3 +10,4 @@ where
     and side = $side
     and ($label is null or coalesce(label, '(none)') = $label)
     and elapsed_ms is not null
+    and not is_warmup

@@ -34,7 +34,7 @@ per_label as (
         max(requests.elapsed_ms) as max_ms
     from requests
     join iterations using (run_id, iteration)
-    where requests.run_id in ($run_a, $run_b)
+    where requests.run_id in ($run_a, $run_b) and not requests.is_warmup
     group by all
 ),
 

@@ -13,7 +13,7 @@ with per_label as (
         quantile_cont(requests.elapsed_ms, 0.95) as p95_ms
     from requests
     join iterations using (run_id, iteration)
-    where requests.run_id = $run_id
+    where requests.run_id = $run_id and not requests.is_warmup
     group by all
 ),
 

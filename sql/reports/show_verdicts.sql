@@ -2,8 +2,7 @@
 -- Short column names keep it inside an 80-column terminal.
 select
     requirement_id as requirement,
-    side,
-    metric || ' ' || op || ' ' || threshold as rule,
+    rule,
     min_calls_per_s as "min calls/s",
     round(measured, 3) as worst,
     case when passed is null then 'not judged' when passed then 'holds' else 'BROKEN' end as verdict,

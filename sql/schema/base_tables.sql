@@ -37,6 +37,17 @@ create table if not exists requirements (
     side varchar not null,
     min_calls_per_s double
 );
+-- An iteration's warm-up (docs/bundle-format.md); duration_s is the time after it.
+alter table iterations add column if not exists warmup_s double default 0;
+-- A requirement's scope (docs/bundle-format.md "Requirements"); added after the first release, hence the alter.
+alter table requirements add column if not exists label varchar;
+alter table requirements add column if not exists label_regex varchar;
+alter table requirements add column if not exists host varchar;
+alter table requirements add column if not exists role varchar;
+alter table requirements add column if not exists k6_metric varchar;
+alter table requirements add column if not exists unit varchar;
+alter table requirements add column if not exists at_iteration integer;
+alter table requirements add column if not exists at_load json;
 
 -- One row per raw file of a bundle; source_key ties parsed rows back to their file.
 create table if not exists sources (

@@ -22,7 +22,7 @@ create table if not exists clock_skew (
     note varchar
 );
 
--- One row per expectation evaluated on a run (tasks/validate.py, suites in expectations/). Replaced when
+-- One row per expectation evaluated on a run (tasks/validate/run.py, suites in expectations/). Replaced when
 -- the run is validated again.
 -- grain: one row per (run_id, suite, expectation)
 create table if not exists expectation_results (

@@ -1,4 +1,4 @@
--- Parses the summariser lines of a jmeter.log (already split into fields by tasks/sources/jmeter_log.py).
+-- Parses the summariser lines of a jmeter.log (already split into fields by tasks/warehouse/sources/jmeter_log.py).
 -- materialized: view
 -- grain: line_no -- one row per summariser line of one log file
 -- upstream: raw_jmeter_summaries, load_context

@@ -38,5 +38,6 @@ def parse_summary(data: object) -> dict[str, float]:
     failed = _stats(metrics, "http_req_failed")
     found["http_req_failed.rate"] = failed.get("rate", failed.get("value"))
     found["http_req_failed.passes"] = failed.get("passes")
+    found["dropped_iterations.count"] = _stats(metrics, "dropped_iterations").get("count")
     values = {metric: _number(value) for metric, value in found.items()}
     return {metric: value for metric, value in values.items() if value is not None}

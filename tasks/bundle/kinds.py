@@ -16,16 +16,25 @@ class SourceKind:
     requests_side: str | None  # "server", "client", or None for files that hold no requests
     default_role: str  # "loadgen" for load-tool output, "sut" for the service's own logs
     reader: str  # module of tasks.warehouse.sources with `read_<kind>(ctx)` or `read(ctx)`
+    options: tuple[str, ...] = ()  # the reader's options a source of this kind may set (docs/bundle-format.md)
 
+    @property
+    def valid_options(self) -> tuple[str, ...]:
+        """Its options, and `declared_rate_per_s` for request logs (a background load's own results)."""
+        return self.options + (("declared_rate_per_s",) if self.requests_side else ())
+
+
+_TIMED_SAMPLES = ("started_at", "interval_s", "timezone")
 
 KINDS: dict[str, SourceKind] = {
-    "access_log": SourceKind("server", "sut", "access_log"),
-    "jtl": SourceKind("client", "loadgen", "jtl"),
+    "access_log": SourceKind("server", "sut", "access_log",
+                             ("format", "preset", "duration_unit", "time_is_end", "regex", "time_format")),
+    "jtl": SourceKind("client", "loadgen", "jtl", ("encoding", "delimiter", "columns", "timestamp_format")),
     "k6_json": SourceKind("client", "loadgen", "k6"),
     "k6_csv": SourceKind("client", "loadgen", "k6"),
     "jmeter_log": SourceKind(None, "loadgen", "jmeter_log"),
-    "k6_summary": SourceKind(None, "loadgen", "k6"),
-    "vmstat": SourceKind(None, "sut", "vmstat"),
-    "jstat": SourceKind(None, "sut", "jstat"),
-    "docker_stats": SourceKind(None, "sut", "docker_stats"),
+    "k6_summary": SourceKind(None, "loadgen", "k6", ("tolerance",)),
+    "vmstat": SourceKind(None, "sut", "vmstat", _TIMED_SAMPLES + ("unit",)),
+    "jstat": SourceKind(None, "sut", "jstat", _TIMED_SAMPLES + ("first_sample_at", "jvm_started_at")),
+    "docker_stats": SourceKind(None, "sut", "docker_stats", ("timezone",)),
 }

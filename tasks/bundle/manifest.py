@@ -6,40 +6,46 @@ with an error that names the file, the field and what was expected.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import yaml
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     ValidationError,
     field_validator,
     model_validator,
 )
+from yaml import YAMLError
 
 from tasks.bundle.kinds import KINDS
+from tasks.bundle.load import load_matches
+from tasks.bundle.strict import StrictModel, check_keys, describe_validation_error, load_yaml
+from tasks.bundle.thresholds import THRESHOLDS
 
 MANIFEST_NAME = "run.yaml"
 
 Metric = Literal["avg_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms", "error_rate", "calls_per_s"]
+# Statistics of a k6 metric, named as k6's summary names them: `rate` is the share of non-zero values of a
+# Rate metric and the per-second sum of a Counter; `count` is a Counter's sum, else the number of points.
+K6Stat = Literal["avg", "min", "max", "p50", "p90", "p95", "p99", "count", "rate"]
 
 
 class ManifestError(ValueError):
     """A bundle manifest that cannot be used; the message names the file and the field."""
 
 
-class Iteration(BaseModel):
+class Iteration(StrictModel):
     """One load step: rows with start <= ts < end belong to it."""
 
-    model_config = ConfigDict(extra="forbid")
     index: int = Field(ge=0)
     start: datetime
     end: datetime
     load: dict[str, Any] = Field(default_factory=dict)
+    warmup_s: float = Field(0, ge=0)  # its first seconds: kept, marked, left out of its statistics
 
     @field_validator("start", "end")
     @classmethod
@@ -52,30 +58,95 @@ class Iteration(BaseModel):
     def _ordered(self) -> "Iteration":
         if self.end <= self.start:
             raise ValueError(f"end {self.end.isoformat()} is not after start {self.start.isoformat()}")
+        if self.warmup_s >= (self.end - self.start).total_seconds():
+            raise ValueError(f"warmup_s {self.warmup_s:g} leaves nothing of the iteration to measure")
         return self
 
 
-class Requirement(BaseModel):
-    """A response-time, error or throughput requirement, judged per iteration."""
+class At(StrictModel):
+    """The one iteration a requirement is stated at (`at: {iteration: 3}`)."""
 
-    model_config = ConfigDict(extra="forbid")
+    iteration: int = Field(ge=0)
+
+
+class Requirement(StrictModel):
+    """A response-time, error or throughput requirement, judged per iteration on the requests of its scope.
+
+    The scope is the side's requests, narrowed by `label` (a glob: `*`, `?`, `[...]`; without them an exact
+    label), `label_regex` (a regular expression the whole label matches), `host` and `role` (of the host
+    that wrote the source). A background load's own results are never part of a side (side `background`).
+    """
+
     id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,128}$")
-    metric: Metric
+    metric: Literal[Metric, K6Stat]  # one list in errors: a request metric, or a k6 metric's statistic
     op: Literal["<", "<=", ">", ">="]
     threshold: float
     side: Literal["server", "client"]
     min_calls_per_s: float | None = Field(default=None, ge=0)
+    label: str | None = Field(default=None, min_length=1)
+    label_regex: str | None = Field(default=None, min_length=1)
+    host: str | None = Field(default=None, min_length=1)
+    role: Literal["sut", "loadgen", "dependency"] | None = None
+    at: At | None = None  # judged at this iteration only
+    at_load: dict[str, Any] | None = Field(default=None, min_length=1)  # judged where the load has these values
+    k6_metric: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]{1,128}$")  # a custom metric's name
+    unit: str | None = Field(default=None, min_length=1, max_length=32)  # its unit, for people (CM-handles/s)
+
+    @field_validator("label_regex")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression: {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _one_label_rule(self) -> "Requirement":
+        if self.label is not None and self.label_regex is not None:
+            raise ValueError("give label (exact or glob) or label_regex, not both")
+        stats = K6Stat.__args__
+        if self.k6_metric is None and self.metric in stats:
+            raise ValueError(f"metric {self.metric!r} is a statistic of a k6 metric: name it with k6_metric")
+        if self.k6_metric is not None and self.metric not in stats:
+            raise ValueError(f"a k6 metric is judged by one of {', '.join(stats)}, not {self.metric!r}")
+        if self.k6_metric is not None and self.side != "client":
+            raise ValueError("a k6 metric is measured by the load tool: side client")
+        if self.at is not None and self.at_load is not None:
+            raise ValueError("give at (an iteration) or at_load (a load), not both")
+        return self
+
+    @property
+    def is_whole_side(self) -> bool:
+        """True when it judges every request of its side (what a load tool's own summary measures)."""
+        return not (self.label or self.label_regex or self.host or self.role or self.k6_metric)
+
+    def applies_at(self, index: int, load: dict[str, Any]) -> bool:
+        """Whether an iteration is one the requirement is stated at (`at`, `at_load`; else every one)."""
+        if self.at is not None:
+            return index == self.at.iteration
+        return self.at_load is None or load_matches(load, self.at_load)
 
 
-class CapacityOptions(BaseModel):
+class CapacityOptions(StrictModel):
     """How the `capacity` mart reads the run: the load key that is the load level, and what counts as scaling."""
 
-    model_config = ConfigDict(extra="forbid")
-    load_key: str | None = None  # default: vus, else nodes x threads, else users (tasks/ramp.py load_level)
+    load_key: str | None = None  # default: vus, else nodes x threads, else users (tasks/bundle/load.py load_level)
     min_scaling: float = Field(default=0.5, gt=0, le=1)  # throughput gain / load gain an iteration must reach
+    min_achieved_ratio: float = Field(default=0.9, gt=0, le=1)  # achieved / offered an open-model step must reach
 
 
-class Source(BaseModel):
+class HistoryOptions(StrictModel):
+    """How the nightly history of the campaign is analysed (docs/history.md): when a move of a series is a change."""
+
+    min_change_pct: float = Field(default=5.0, ge=0)  # smaller moves of a series' level are not reported
+    p_value: float = Field(default=0.0001, gt=0, lt=1)  # significance of the t-test of the two segments
+    min_runs: int = Field(default=5, ge=3)  # a series with fewer comparable runs claims nothing
+    label_min_calls: int = Field(default=100, ge=1)  # a label is a series of its own from this many calls
+
+
+class Source(StrictModel):
     """One raw file of the bundle; kind-specific options stay as extra fields for the kind's reader."""
 
     model_config = ConfigDict(extra="allow")
@@ -85,6 +156,13 @@ class Source(BaseModel):
     iteration: int | None = None
     role: Literal["sut", "loadgen", "dependency"] | None = None
     max_rejected_pct: float = Field(default=1.0, ge=0, le=100)
+
+    @classmethod
+    def valid_keys(cls, data: dict) -> set[str] | None:
+        """The declared fields and the options of the source's kind (docs/bundle-format.md); None (not
+        checked) for an unknown kind, which is the error to report then."""
+        kind = KINDS.get(data.get("kind"))
+        return super().valid_keys(data) | set(kind.valid_options) if kind else None
 
     @field_validator("kind")
     @classmethod
@@ -122,10 +200,9 @@ class Source(BaseModel):
         return side
 
 
-class Manifest(BaseModel):
+class Manifest(StrictModel):
     """The whole `run.yaml`."""
 
-    model_config = ConfigDict(extra="forbid")
     format: Literal[1]
     run_id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,128}$")
     campaign: str
@@ -139,6 +216,12 @@ class Manifest(BaseModel):
     sources: list[Source] = Field(min_length=1)
     thresholds: dict[str, float] = Field(default_factory=dict)
     capacity: CapacityOptions = Field(default_factory=CapacityOptions)
+    history: HistoryOptions = Field(default_factory=HistoryOptions)
+
+    @field_validator("thresholds", mode="before")
+    @classmethod
+    def _known_thresholds(cls, value: Any) -> Any:
+        return check_threshold_names(value)
 
     @field_validator("labels", mode="before")
     @classmethod
@@ -168,6 +251,9 @@ class Manifest(BaseModel):
         ids = [req.id for req in self.requirements]
         if len(set(ids)) != len(ids):
             raise ValueError("requirements: an id appears twice")
+        for number, req in enumerate(self.requirements):
+            if req.at is not None and req.at.iteration not in indexes:
+                raise ValueError(f"requirements.{number}.at.iteration: {req.at.iteration} is not an iteration index")
         for number, source in enumerate(self.sources):
             if source.iteration is not None and source.iteration not in indexes:
                 raise ValueError(f"sources.{number}.iteration: {source.iteration} is not an iteration index")
@@ -182,13 +268,11 @@ class Manifest(BaseModel):
         return max(it.end for it in self.iterations)
 
 
-def describe_validation_error(error: ValidationError) -> str:
-    """One line per problem: the dotted field and what was expected (never the input value)."""
-    lines = []
-    for item in error.errors():
-        field = ".".join(str(part) for part in item["loc"]) or "(top level)"
-        lines.append(f"  {field}: {item['msg']}")
-    return "\n".join(lines)
+def check_threshold_names(value: Any) -> Any:
+    """A `thresholds:` map may only name thresholds something reads (tasks/bundle/thresholds.py)."""
+    if isinstance(value, dict):
+        check_keys(value, THRESHOLDS)
+    return value
 
 
 def load_manifest(bundle_dir: Path) -> Manifest:
@@ -197,21 +281,21 @@ def load_manifest(bundle_dir: Path) -> Manifest:
         raise ManifestError(f"{bundle_dir}: not a folder (a bundle is a folder with {MANIFEST_NAME})")
     path = Path(bundle_dir) / MANIFEST_NAME
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw, lines = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ManifestError(f"{path}: no manifest (a bundle is a folder with {MANIFEST_NAME})") from None
     except UnicodeDecodeError as exc:
         raise ManifestError(f"{path}: not UTF-8 text (byte {exc.start}): save the manifest as UTF-8") from None
     except OSError as exc:
         raise ManifestError(f"{path}: cannot be read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
+    except YAMLError as exc:
         raise ManifestError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(raw, dict):
         raise ManifestError(f"{path}: expected a mapping at the top level")
     try:
         manifest = Manifest.model_validate(raw)
     except ValidationError as exc:
-        raise ManifestError(f"{path}: invalid manifest\n{describe_validation_error(exc)}") from None
+        raise ManifestError(f"{path}: invalid manifest\n{describe_validation_error(exc, lines)}") from None
     root = Path(bundle_dir).resolve()
     for number, source in enumerate(manifest.sources):
         file = (root / source.path).resolve()

@@ -1,9 +1,9 @@
 """Which load step comes next, and when a campaign stops raising the load.
 
-A ramp multiplies (or adds to) one key of its start step until the stop rule fires: the last step raised
-the load by at least `min_load_gain_pct` but the throughput by less than `min_throughput_gain_pct`
-(saturated), or a client-side requirement broke, or `max_steps` were run. The decision uses the load
-tool's own end-of-step summary; the verdicts in the warehouse are computed later from every raw row.
+A ramp multiplies (or adds to) one key of its start step until the stop rule fires: the last step no
+longer scales (`tasks.bundle.load.step_scales` with the campaign's `capacity` options: the definition of
+"saturated" the capacity mart uses too), or a client-side requirement broke, or `max_steps` were run. The
+decision uses the load tool's own end-of-step summary; the warehouse later judges every raw row.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from tasks.bundle.load import load_level
-from tasks.bundle.manifest import Requirement
+from tasks.bundle.load import load_level, step_scales
+from tasks.bundle.manifest import CapacityOptions, Requirement
 from tasks.loadtools.base import StepResult
 from tasks.loadtools.config import Load, Ramp
 
@@ -36,9 +36,15 @@ def planned_steps(load: Load) -> list[dict[str, Any]]:
 
 
 def broken_requirement(result: StepResult, requirements: list[Requirement]) -> str | None:
-    """The first client-side requirement the step's summary breaks, described, or None."""
+    """The first client-side requirement the step's summary breaks, described, or None.
+
+    The summary covers the whole client side: a scoped requirement (a label, a host, a k6 metric) waits for
+    the warehouse, and one stated at another iteration or load is not judged at this step.
+    """
     for req in requirements:
-        if req.side != "client" or req.min_calls_per_s is not None and result.calls_per_s < req.min_calls_per_s:
+        if req.side != "client" or not req.is_whole_side or not req.applies_at(result.index, result.load):
+            continue
+        if req.min_calls_per_s is not None and result.calls_per_s < req.min_calls_per_s:
             continue
         measured = result.calls_per_s if req.metric == "calls_per_s" else result.metrics.get(req.metric)
         if measured is not None and not OPS[req.op](measured, req.threshold):
@@ -46,25 +52,35 @@ def broken_requirement(result: StepResult, requirements: list[Requirement]) -> s
     return None
 
 
-def stop_reason(load: Load, results: list[StepResult], requirements: list[Requirement]) -> str | None:
-    """Why the campaign stops after the last result, or None to go on."""
+def saturation(load: Load, results: list[StepResult], capacity: CapacityOptions) -> str | None:
+    """Why the last step is saturated (it does not scale), or None."""
     last = results[-1]
+    before = results[-2] if len(results) >= 2 else None
+    key = capacity.load_key or load.ramp.key
+    level_before = load_level(before.load, key) if before else None
+    level_now = load_level(last.load, key)
+    share = last.achieved_share
+    scales = step_scales(level_before, level_now, before.calls_per_s if before else None, last.calls_per_s,
+                         share, capacity.min_scaling, capacity.min_achieved_ratio)
+    if scales is not False:
+        return None
+    if share is not None and share < capacity.min_achieved_ratio:
+        return (f"made {100 * share:.1f} % of the calls offered ({last.calls_per_s:.1f} of "
+                f"{last.offered_per_s:.1f} calls/s, {last.dropped} dropped): saturated at step {last.index}")
+    throughput_gain = 100 * (last.calls_per_s / before.calls_per_s - 1)
+    load_gain = 100 * (level_now / level_before - 1)
+    return f"throughput grew {throughput_gain:.0f} % for {load_gain:.0f} % more {key}: saturated at step {last.index}"
+
+
+def stop_reason(load: Load, results: list[StepResult], requirements: list[Requirement],
+                capacity: CapacityOptions | None = None) -> str | None:
+    """Why the campaign stops after the last result, or None to go on."""
     if load.ramp is None:
         return "all steps run" if len(results) == len(load.steps) else None
-    rule = load.ramp.stop
-    if rule.on_requirement_broken and (broken := broken_requirement(last, requirements)):
+    if load.ramp.stop.on_requirement_broken and (broken := broken_requirement(results[-1], requirements)):
         return broken
-    if len(results) >= 2:
-        before = results[-2]
-        load_before, load_now = load_level(before.load, load.ramp.key), load_level(last.load, load.ramp.key)
-        if before.calls_per_s > 0 and load_before:
-            throughput_gain = 100 * (last.calls_per_s / before.calls_per_s - 1)
-            load_gain = 100 * (load_now / load_before - 1)
-            if load_gain >= rule.min_load_gain_pct and throughput_gain < rule.min_throughput_gain_pct:
-                return (
-                    f"throughput grew {throughput_gain:.0f} % for {load_gain:.0f} % more {load.ramp.key}: "
-                    f"saturated at step {last.index}"
-                )
+    if saturated := saturation(load, results, capacity or CapacityOptions()):
+        return saturated
     if len(results) >= load.ramp.max_steps:
         return f"reached max_steps ({load.ramp.max_steps})"
     return None

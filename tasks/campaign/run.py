@@ -17,11 +17,12 @@ from typing import Any
 from tasks.bundle.manifest import Iteration, Manifest, Source
 from tasks.bundle.writer import write_manifest
 from tasks.campaign.spec import Campaign, load_campaign
-from tasks.loadtools.base import LoadTool, StepResult
+from tasks.loadtools.base import LoadTool, Running, StepResult
 from tasks.loadtools.jmeter import JMeterTool
 from tasks.loadtools.k6 import K6Tool
 from tasks.settings import REPO
 from tasks.stage.hosts import open_transport
+from tasks.stage.lease import Lease
 from tasks.stage.monitors import (
     StartedMonitor,
     collect_monitors,
@@ -42,6 +43,16 @@ MONITOR_CHECKS = {"vmstat": "vmstat -V", "jstat": "command -v jstat", "docker_st
 
 
 @dataclass
+class InFlight:
+    """An iteration whose load was started and has not been waited for and collected yet."""
+
+    index: int
+    step: dict[str, Any]
+    running: list[Running]
+    started_at: datetime
+
+
+@dataclass
 class CampaignRun:
     """Everything one run knows; the flow passes it from step to step."""
 
@@ -52,11 +63,13 @@ class CampaignRun:
     run_dir: str
     transports: dict[str, Transport] = field(default_factory=dict)
     tool: LoadTool | None = None
+    lease: Lease | None = None
     monitors: list[StartedMonitor] = field(default_factory=list)
     iterations: list[Iteration] = field(default_factory=list)
     results: list[StepResult] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    in_flight: InFlight | None = None  # left by an iteration that failed: stopped and collected at the close
     status: str = "completed"
     status_reason: str | None = None
     stop_reason: str | None = None
@@ -79,6 +92,7 @@ def open_run(campaign_file: Path, data_dir: Path, overrides: dict[str, Any] | No
     bundle.mkdir(parents=True, exist_ok=False)
     run = CampaignRun(campaign, campaign_file, run_id, bundle, run_dir)
     run.transports = {name: open_transport(host, name) for name, host in campaign.hosts.items()}
+    run.lease = Lease(run.transports, f"{run_dir}/lease")
     tool_class = K6Tool if campaign.load.tool == "k6" else JMeterTool
     run.tool = tool_class(campaign.load, run.transports, run_dir, REPO)
     return run
@@ -101,6 +115,7 @@ def check_hosts(run: CampaignRun) -> None:
                 break
     if failures:
         raise RuntimeError("hosts not ready:\n  " + "\n  ".join(failures))
+    run.lease.start()
 
 
 def provision_stage(run: CampaignRun) -> None:
@@ -110,8 +125,8 @@ def provision_stage(run: CampaignRun) -> None:
 
 
 def start_all_monitors(run: CampaignRun) -> None:
-    """Start the samplers on every host."""
-    run.monitors = start_monitors(run.campaign.monitors, run.transports, run.run_dir)
+    """Start the samplers on every host; those started before a failure stay in `run.monitors` to be stopped."""
+    start_monitors(run.campaign.monitors, run.transports, run.run_dir, run.monitors)
 
 
 def _add_sources(run: CampaignRun, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -123,25 +138,45 @@ def _add_sources(run: CampaignRun, found: list[dict[str, Any]]) -> list[dict[str
 
 
 def run_iteration(run: CampaignRun, index: int, step: dict[str, Any]) -> StepResult:
-    """One iteration on all its generators at once: start, wait, record the times, collect, summarise."""
+    """One iteration on all its generators at once: start, wait, record the tool's times, collect, summarise.
+
+    If waiting fails (the load failed, or a host stayed unreachable past its reconnect time), the load is
+    left in `run.in_flight`: the closing phases stop it for sure and keep what it wrote.
+    """
     load = run.campaign.load
     dead = background_alive(run.campaign.provision, run.transports, run.run_dir)
     if dead:
         raise RuntimeError("before iteration %d: %s" % (index, "; ".join(dead)))
+    outages_before = {name: len(t.outages) for name, t in run.transports.items()}
     started_at = datetime.now(timezone.utc)
-    running = run.tool.start(index, step)
-    try:
-        run.tool.wait(running, timeout_s=load.duration_s * 2 + 120)
-    finally:
-        ended_at = datetime.now(timezone.utc)
-        run.iterations.append(Iteration(index=index, start=_ms(started_at), end=_ms(ended_at), load=step))
-        collected = _add_sources(run, run.tool.collect(index, running, run.bundle))
-    result = run.tool.summarize(index, step, (ended_at - started_at).total_seconds(), run.bundle, collected)
+    run.in_flight = InFlight(index, step, run.tool.start(index, step), started_at)
+    run.tool.wait(run.in_flight.running, timeout_s=load.duration_s * 2 + 120)
+    running, run.in_flight = run.in_flight.running, None
+    start, end = _record_iteration(run, index, step, running, started_at)
+    collected = _add_sources(run, run.tool.collect(index, running, run.bundle))
+    for name, transport in run.transports.items():
+        for outage in transport.outages[outages_before[name]:]:
+            run.problems.append(f"iteration {index}: {name}: {outage}; the load ran on and was waited for")
+    result = run.tool.summarize(index, step, (end - start).total_seconds(), run.bundle, collected)
     run.results.append(result)
     dead = background_alive(run.campaign.provision, run.transports, run.run_dir)
     if dead:
         run.problems += [f"during iteration {index}: {d}" for d in dead]
     return result
+
+
+def _record_iteration(run: CampaignRun, index: int, step: dict[str, Any], running: list[Running],
+                      started_at: datetime) -> tuple[datetime, datetime]:
+    """Add the iteration with the tool's own start and end (the generators' clocks); where a generator
+    wrote none (unreachable, or stopped), the controller's start and now."""
+    try:
+        start, end = run.tool.times(running)
+    except Exception as exc:  # the host is gone: the controller's times are all there is
+        run.problems.append(f"iteration {index}: the tool's times could not be read ({exc}); the controller's kept")
+        start = end = None
+    start, end = _ms(start or started_at), _ms(end or datetime.now(timezone.utc))
+    run.iterations.append(Iteration(index=index, start=start, end=end, load=step, warmup_s=run.campaign.load.warmup_s))
+    return start, end
 
 
 def _ms(moment: datetime) -> datetime:
@@ -182,9 +217,35 @@ def _once(run: CampaignRun, phase: str) -> bool:
     return True
 
 
+def _stop_load(run: CampaignRun) -> None:
+    """Stop the load of an iteration that did not finish, and say what each generator's tool was doing."""
+    flight = run.in_flight
+    if flight is None:
+        return
+    try:
+        said = run.tool.stop(flight.running)
+    except Exception as exc:
+        said = [f"could not be stopped: {exc}"]
+    run.problems.append(f"iteration {flight.index} failed or was interrupted: " + "; ".join(said))
+
+
+def _collect_unfinished(run: CampaignRun) -> None:
+    """Record an unfinished iteration with the times its tool wrote and keep its partial results."""
+    flight, run.in_flight = run.in_flight, None
+    if flight is None:
+        return
+    _record_iteration(run, flight.index, flight.step, flight.running, flight.started_at)
+    try:
+        found = _add_sources(run, run.tool.collect(flight.index, flight.running, run.bundle))
+        run.problems.append(f"iteration {flight.index}: partial results kept ({len(found)} files)")
+    except Exception as exc:
+        run.problems.append(f"iteration {flight.index}: results could not be collected: {exc}")
+
+
 def stop_all_monitors(run: CampaignRun) -> None:
-    """Stop the samplers and the background processes, so that their files are complete."""
+    """Stop an unfinished iteration's load, the samplers and the background processes, so files are complete."""
     if _once(run, "stop"):
+        _stop_load(run)
         run.problems += stop_monitors(run.monitors, run.transports)
         run.problems += stop_background(run.campaign.provision, run.transports, run.run_dir)
 
@@ -192,6 +253,7 @@ def stop_all_monitors(run: CampaignRun) -> None:
 def collect_files(run: CampaignRun) -> None:
     """Copy every monitor's and background process's file into the bundle."""
     if _once(run, "collect"):
+        _collect_unfinished(run)
         sources, missed = collect_monitors(run.monitors, run.transports, run.bundle)
         load_sources, run.sources = run.sources, []  # monitors first in the manifest, as they cover every iteration
         _add_sources(run, sources)
@@ -206,6 +268,8 @@ def teardown_stage(run: CampaignRun) -> None:
         try:
             run.problems += teardown(run.campaign.provision, run.campaign.teardown, run.transports, run.run_dir, REPO)
         finally:
+            if run.lease is not None:
+                run.lease.stop()
             for transport in run.transports.values():
                 transport.close()
 
@@ -224,7 +288,7 @@ def manifest_of(run: CampaignRun) -> Manifest:
         labels=run.campaign.labels, timezone="UTC", status=run.status,
         status_reason="; ".join(filter(None, [run.status_reason, run.stop_reason, *run.problems])) or None,
         iterations=run.iterations, requirements=run.campaign.requirements, sources=run.sources,
-        thresholds=run.campaign.thresholds, capacity=run.campaign.capacity,
+        thresholds=run.campaign.thresholds, capacity=run.campaign.capacity, history=run.campaign.history,
     )
     if not run.iterations or not run.sources:
         # Nothing ran, or nothing could be collected: not a loadable bundle, but the record of why is kept.

@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import yaml
-from pydantic import Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
-from tasks.bundle.manifest import (
-    CapacityOptions,
-    Requirement,
-    describe_validation_error,
-)
-from tasks.bundle.strict import NAME_PATTERN, StrictModel
+from tasks.bundle.manifest import CapacityOptions, HistoryOptions, Requirement, check_threshold_names
+from tasks.bundle.strict import NAME_PATTERN, StrictModel, describe_validation_error, load_yaml
 from tasks.loadtools.config import Load
 from tasks.stage.config import BackgroundStep, Monitor, Step
 from tasks.stage.provision import background_steps
@@ -56,12 +52,18 @@ class Campaign(StrictModel):
     requirements: list[Requirement] = Field(default_factory=list)
     thresholds: dict[str, float] = Field(default_factory=dict)
     capacity: CapacityOptions = Field(default_factory=CapacityOptions)
-    provision: list[Annotated[Step, Field(union_mode="left_to_right")]] = Field(default_factory=list)
-    teardown: list[Annotated[Step, Field(union_mode="left_to_right")]] = Field(default_factory=list)
+    history: HistoryOptions = Field(default_factory=HistoryOptions)
+    provision: list[Step] = Field(default_factory=list)
+    teardown: list[Step] = Field(default_factory=list)
     monitors: dict[str, list[Monitor]] = Field(default_factory=dict)
     load: Load
     store: StoreConfig = Field(default_factory=StoreConfig)
     schedule: Schedule = Field(default_factory=Schedule)
+
+    @field_validator("thresholds", mode="before")
+    @classmethod
+    def _known_thresholds(cls, value: Any) -> Any:
+        return check_threshold_names(value)
 
     @model_validator(mode="after")
     def _hosts_exist(self) -> "Campaign":
@@ -131,7 +133,7 @@ def load_campaign(path: Path, overrides: dict[str, Any] | None = None, variables
     """
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data, lines = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CampaignError(f"{path}: no such campaign file") from None
     except yaml.YAMLError as exc:
@@ -148,4 +150,4 @@ def load_campaign(path: Path, overrides: dict[str, Any] | None = None, variables
     try:
         return Campaign.model_validate(data)
     except ValidationError as exc:
-        raise CampaignError(f"{path}: invalid campaign\n{describe_validation_error(exc)}") from None
+        raise CampaignError(f"{path}: invalid campaign\n{describe_validation_error(exc, lines)}") from None

@@ -56,12 +56,12 @@ def compare_command(
                 for name, (cols, rows) in tables.items()}
         typer.echo(json.dumps(data if only is None else data[only], indent=1))
         return
-    for number, (name, (columns, rows)) in enumerate(tables.items()):
+    for position, (name, (columns, rows)) in enumerate(tables.items()):
         if not rows:
             continue
         if fmt == "table":
             columns, rows = _terminal_table(name, columns, rows)
-            if number:
+            if position:
                 typer.echo("")
         write_rows(columns, rows, fmt, title=f"{run_a} -> {run_b}: {name} (alpha {alpha:g})")
 

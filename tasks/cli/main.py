@@ -13,6 +13,7 @@ import yaml
 
 from tasks.bundle.manifest import ManifestError
 from tasks.cli.compare import compare_command
+from tasks.cli.history import analyse_after, changes_command, exclude_command, history_command, triage_command
 from tasks.cli.output import FormatOption, write_rows
 from tasks.cli.report import report_command, report_location
 from tasks.cli.summary import print_ingest_report
@@ -62,6 +63,7 @@ def ingest(
     """Load a perflog bundle; re-ingesting a run_id replaces it in one transaction."""
     report = ingest_bundle(bundle, warehouse_path(warehouse))
     print_ingest_report(report)
+    analyse_after(warehouse, report.run_id)
 
 
 @app.command()
@@ -169,6 +171,10 @@ def serve(
 
 
 app.command("validate")(validate_command)
+app.command("history")(history_command)
+app.command("changes")(changes_command)
+app.command("triage")(triage_command)
+app.command("exclude")(exclude_command)
 app.add_typer(warehouse_app, name="warehouse")
 
 

@@ -1,4 +1,4 @@
-"""`perfcampaign report`: rebuild a run's report from the warehouse at any time (tasks/cli.py registers it)."""
+"""`perfcampaign report`: rebuild a run's report from the warehouse at any time (tasks/cli/main.py registers it)."""
 
 from __future__ import annotations
 

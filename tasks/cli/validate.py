@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from tasks.cli.history import analyse_after
 from tasks.cli.output import FormatOption, write_rows
 from tasks.validate.run import ValidationError, validate_run
 from tasks.warehouse.connection import warehouse_path
@@ -37,5 +38,6 @@ def validate_command(
                f"{len(summary.failed)} failed, {len(summary.warnings)} warnings)", err=True)
     if summary.page:
         typer.echo(f"validation page: {summary.page}", err=True)
+    analyse_after(warehouse, run_id)  # a run whose data failed leaves the history
     if not summary.success:
         raise typer.Exit(code=1)

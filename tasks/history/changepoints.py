@@ -28,17 +28,21 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 from scipy import special
 
+from tasks.bundle.manifest import HistoryOptions
 from tasks.history.edivisive import bisect
 
 NEIGHBOURS = 3  # points on each side that an outlier is compared with
 OUTLIER_NOISE = 6.0  # an outlier is this many times the series' noise away from both sides
 
 
+_DEFAULTS = HistoryOptions()  # the defaults a campaign file and a manifest share
+
+
 @dataclass(frozen=True)
 class ChangeSettings:
-    min_change_pct: float = 5.0  # smaller moves of the level (between segment medians) are not reported
-    p_value: float = 0.0001  # significance of the t-test (Otava's is 0.001; see the module docstring)
-    min_runs: int = 5  # a series with fewer points claims nothing
+    min_change_pct: float = _DEFAULTS.min_change_pct  # smaller moves of the level (between segment medians): none
+    p_value: float = _DEFAULTS.p_value  # significance of the t-test (Otava's is 0.001; see the module docstring)
+    min_runs: int = _DEFAULTS.min_runs  # a series with fewer points claims nothing
     window: int = 30  # points per sliding window of the split step
 
     def __post_init__(self) -> None:

@@ -42,29 +42,37 @@ def qhat(w: np.ndarray, start: int, stop: int) -> np.ndarray:
 
 def best_split(w: np.ndarray, start: int, stop: int) -> tuple[int, float]:
     """The τ that maximises q̂ over τ and κ in z[start:stop] (the paper's τ̂), and that maximum."""
+    tau, _, q = best_pair(w, start, stop)
+    return tau, q
+
+
+def best_pair(w: np.ndarray, start: int, stop: int) -> tuple[int, int, float]:
+    """The τ and κ that maximise q̂ in z[start:stop], and that maximum."""
     q = qhat(w, start, stop)
     row, col = np.unravel_index(np.argmax(q), q.shape)
-    return start + 1 + int(row), float(q[row, col])
+    return start + 1 + int(row), start + 2 + int(col), float(q[row, col])
 
 
 def bisect(z: np.ndarray, significant: Callable[[np.ndarray, np.ndarray], bool]) -> list[int]:
     """Split points of z, sorted: E-divisive's hierarchical bisection.
 
     Each round takes, over the current intervals, the candidate with the largest q̂ and asks
-    `significant(left, right)` about the two halves of its interval; the first refusal ends the search,
-    as in the paper (a weaker candidate elsewhere would be even less likely to pass).
+    `significant(z[start:τ], z[τ:κ])` about the two samples its q̂ compared; the first refusal ends the
+    search, as in the paper (a weaker candidate elsewhere would be even less likely to pass). Testing
+    against z[τ:κ] rather than the whole rest of the interval matters for a level that goes up and comes
+    back (a regression, then its fix): the rest mixes both levels and hides the first step from a t-test.
     """
     w = pair_sums(z)
     bounds = [0, len(z)]
-    candidates: dict[tuple[int, int], tuple[int, float]] = {}
+    candidates: dict[tuple[int, int], tuple[int, int, float]] = {}
     while True:
         for start, stop in pairwise(bounds):
             if stop - start >= 2 and (start, stop) not in candidates:
-                candidates[start, stop] = best_split(w, start, stop)
+                candidates[start, stop] = best_pair(w, start, stop)
         if not candidates:
             return bounds[1:-1]
-        (start, stop), (tau, _) = max(candidates.items(), key=lambda item: item[1][1])
-        if not significant(z[start:tau], z[tau:stop]):
+        (start, stop), (tau, kappa, _) = max(candidates.items(), key=lambda item: item[1][2])
+        if not significant(z[start:tau], z[tau:kappa]):
             return bounds[1:-1]
         del candidates[start, stop]
         bounds.insert(bounds.index(stop), tau)

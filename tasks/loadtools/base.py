@@ -1,7 +1,9 @@
 """The lifecycle every load tool follows on its generators: prepare, start, wait, stop, collect.
 
 A tool runs detached on each generator host (so a dropped SSH connection does not kill the load) with
-its exit code written to a file; `wait` polls until every generator is done or the deadline passes.
+its exit code written to a file; `wait` polls until every generator is done or the deadline passes (the
+transport reconnects meanwhile). The wrapper also writes the tool's start and end times as the host saw
+them (`started-at`, `ended-at`): the iteration's times are the tool's, not when the controller noticed.
 A non-zero exit that is not a result (k6's 99 is: thresholds crossed) raises `LoadToolError`.
 """
 
@@ -11,10 +13,13 @@ import shlex
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from tasks.bundle.load import achieved_share, offered_per_s
 from tasks.loadtools.config import Load
+from tasks.stage.monitors import STAMP
 from tasks.stage.transport import Transport
 
 POLL_S = 0.5
@@ -32,10 +37,19 @@ class StepResult:
     errors: int
     # client-side figures for the stop rule: avg_ms, p95_ms, ... error_rate
     metrics: dict[str, float] = field(default_factory=dict)
+    dropped: int = 0  # calls an open-model tool could not start (k6 dropped_iterations)
 
     @property
     def calls_per_s(self) -> float:
         return self.calls / self.seconds if self.seconds > 0 else 0.0
+
+    @property
+    def offered_per_s(self) -> float | None:
+        return offered_per_s(self.load, self.calls, self.dropped, self.seconds)
+
+    @property
+    def achieved_share(self) -> float | None:
+        return achieved_share(self.load, self.calls, self.dropped)
 
 
 class LoadToolError(RuntimeError):
@@ -81,7 +95,9 @@ class LoadTool(ABC):
         running = []
         for generator, command in self.commands(index, step).items():
             folder = self.iteration_dir(index)
-            script = f"{shlex.join(command)}; echo $? > {shlex.quote(folder + '/exit-code')}"
+            at = {name: shlex.quote(f"{folder}/{name}") for name in ("started-at", "ended-at", "exit-code")}
+            script = (f"{STAMP} > {at['started-at']}; {shlex.join(command)}; code=$?; "
+                      f"{STAMP} > {at['ended-at']}; echo $code > {at['exit-code']}")
             name = f"load-iter{index}"
             self.transports[generator].start_detached(name, script, folder)
             running.append(Running(generator, name, folder, time.monotonic()))
@@ -118,10 +134,30 @@ class LoadTool(ABC):
         for r in running:
             self._check_exit(r)
 
-    def stop(self, running: list[Running]) -> None:
-        """Stop every generator's process group (TERM, then KILL)."""
+    def stop(self, running: list[Running]) -> list[str]:
+        """Stop every generator's process group (TERM, then KILL); what happened to each, as sentences."""
+        said = []
         for r in running:
-            self.transports[r.generator].stop_detached(r.name, r.remote_dir)
+            what = self.transports[r.generator].stop_detached(r.name, r.remote_dir)
+            said.append(f"{self.spec.tool} on {r.generator} " + (
+                "had already ended" if what == "absent" else f"was still running and was {what}"))
+        return said
+
+    def times(self, running: list[Running]) -> tuple[datetime | None, datetime | None]:
+        """When the tool started on its first generator and ended on its last, by the hosts' clocks
+        (None where a generator wrote no time: not started, or stopped from outside)."""
+        found: dict[str, list[datetime]] = {"started-at": [], "ended-at": []}
+        for r in running:
+            for name, moments in found.items():
+                text = self.transports[r.generator].run(["cat", f"{r.remote_dir}/{name}"], timeout_s=30, check=False,
+                                                        idempotent=True).stdout.strip()
+                try:
+                    moments.append(datetime.fromisoformat(text))
+                except ValueError:
+                    pass
+        starts, ends = found["started-at"], found["ended-at"]
+        return (min(starts) if starts else None,
+                max(ends) if ends and len(ends) == len(running) else None)
 
     def _check_exit(self, r: Running) -> None:
         transport = self.transports[r.generator]

@@ -10,10 +10,8 @@ from tasks.bundle.strict import StrictModel
 
 
 class StopRule(StrictModel):
-    """When a ramp stops: throughput no longer grows with the load, or a requirement broke."""
+    """When a ramp stops besides saturation (the campaign's `capacity` rule, as the capacity mart judges it)."""
 
-    min_throughput_gain_pct: float = Field(10, ge=0)
-    min_load_gain_pct: float = Field(50, ge=0)
     on_requirement_broken: bool = True
 
 
@@ -45,6 +43,7 @@ class Load(StrictModel):
     generators: list[str] = Field(min_length=1)
     duration_s: float = Field(gt=0)
     pause_s: float = Field(0, ge=0)
+    warmup_s: float = Field(0, ge=0)  # the first seconds of every iteration, left out of its statistics
     env: dict[str, str] = Field(default_factory=dict)
     steps: list[dict[str, Any]] | None = None
     ramp: Ramp | None = None

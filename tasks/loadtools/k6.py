@@ -65,4 +65,5 @@ class K6Tool(LoadTool):
                 values = [s[f"http_req_duration.{key}"] for s in summaries if f"http_req_duration.{key}" in s]
                 if values:
                     metrics[name] = max(values)
-        return StepResult(index, step, seconds, calls, errors, metrics)
+        dropped = sum(int(s.get("dropped_iterations.count", 0)) for s in summaries)
+        return StepResult(index, step, seconds, calls, errors, metrics, dropped)

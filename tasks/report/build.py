@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from tasks.report import sections, sections_more
+from tasks.report import history, sections, sections_more
 from tasks.report.charts import all_charts
 from tasks.report.data import ReportData, load_report_data
 from tasks.report.fmt import is_missing
@@ -54,9 +54,11 @@ def render_html(data: ReportData, generated_at: datetime) -> str:
         ("capacity", "Capacity: throughput and response time against load", sections.capacity(data, charts)),
         ("timeline", "Time line", sections.timeline(charts)),
         ("iterations", "Iterations", sections.iterations(data)),
+        ("background", "Background load", sections.background(data)),
         ("client-server", "Client against server", sections.client_server(data)),
         ("baseline", "Against the baseline" + (f" {data.baseline}" if data.baseline else ""),
          sections_more.baseline(data)),
+        ("history", "History", history.history(data, history.history_chart(data))),
         ("hosts", "Hosts, JVMs and containers", sections_more.hosts(data, charts)),
         ("expectations", "Data expectations", sections_more.expectations(data)),
         ("findings", "Health findings", sections_more.findings(data)),

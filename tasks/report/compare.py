@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import duckdb
 import numpy as np
 
+from tasks.settings import HIGHER_IS_BETTER
 from tasks.warehouse.models import model_sql
 
 ALPHA = 0.01
@@ -35,7 +36,6 @@ DRAWS = 2000
 SEED = 20261202
 PERCENTILES = {"p50_ms": 0.50, "p90_ms": 0.90, "p95_ms": 0.95, "p99_ms": 0.99}
 MIN_SAMPLES_BEYOND = 10  # samples beyond a percentile (or in all, for a mean) before a test is made
-HIGHER_IS_BETTER = {"calls_per_s"}
 UNITS = {"calls_per_s": "calls/s", "error_rate": "%"}
 SCALE = {"error_rate": 100.0}  # requirement rows are published in their unit: an error rate in %
 
@@ -214,11 +214,11 @@ def requirement_changes(
     """B's requirements at every iteration against A, in the form users publish, judged with `changes`."""
     cursor = con.execute(model_sql("reports/compare_requirements"), {"run_a": run_a, "run_b": run_b})
     columns = [d[0] for d in cursor.description]
-    tested = {(c.iteration, c.side, c.metric): c for c in changes if c.label == "(all)"}
+    tested = {(c.iteration, c.side, c.metric): c for c in changes if c.label == "(all)"}  # whole-side tests
     result = []
     for values in cursor.fetchall():
         row = dict(zip(columns, values))
-        change = tested.get((row["iteration"], row["side"], row["metric"]))
+        change = tested.get((row["iteration"], row["side"], row["metric"])) if row["scope"] is None else None
         if not row["is_judged"]:
             verdict = "not judged"
         elif not row["passed"]:
@@ -236,7 +236,7 @@ def requirement_changes(
         result.append(RequirementChange(
             test=f"{row['requirement_id']} @ iteration {row['iteration']} ({load})",
             unit=UNITS.get(row["metric"], "ms"),
-            requirement=f"{row['side']} {row['metric']} {row['op']} {row['threshold']:g}",
+            requirement=row["rule"],
             expectation=("no lower than before" if higher else "no higher than before") + " beyond noise",
             before=None if row["before"] is None else row["before"] * scale,
             after=None if row["after"] is None else row["after"] * scale,

@@ -9,9 +9,11 @@ import duckdb
 import pandas as pd
 
 from tasks.report.compare import compare_runs, requirement_changes
+from tasks.validate.run import run_thresholds
 from tasks.warehouse.models import model_sql
 
 MAX_LABELS = 8
+HISTORY_RUNS = 60  # runs the History section shows
 # Marts the report prints as they are (identifiers from this fixed list only), with their sort order.
 MART_ORDER = {
     "verdicts": "requirement_id, iteration nulls last",
@@ -81,13 +83,26 @@ def _validation(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any] |
 
 
 def default_baseline(con: duckdb.DuckDBPyConnection, run_id: str, run: dict[str, Any]) -> str | None:
-    """The run named by the `baseline` label, else the latest earlier passing run of the same campaign."""
+    """The run named by the `baseline` label, else the latest earlier passing run of the same campaign: of the
+    run's current segment when the campaign has a history."""
     labels = run.get("labels") or {}
     named = labels.get("baseline") if isinstance(labels, dict) else None
     if named:
         return named
-    row = con.execute(model_sql("reports/report_baseline"), {"run_id": run_id}).fetchone()
+    anywhere = {"not_before": None, "comparable": None}
+    segment = anywhere
+    if _has_history(con):  # the latest earlier run of the run's current segment (docs/history.md)
+        cursor = con.execute(model_sql("reports/report_segment"), {"run_id": run_id})
+        segment = dict(zip([d[0] for d in cursor.description], cursor.fetchone()))
+    row = con.execute(model_sql("reports/report_baseline"), {"run_id": run_id, **segment}).fetchone()
+    if row is None and segment is not anywhere:  # no earlier run of its plan: any earlier passing run
+        row = con.execute(model_sql("reports/report_baseline"), {"run_id": run_id, **anywhere}).fetchone()
     return row[0] if row else None
+
+
+def _has_history(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the warehouse has the history's tables (one written before them has not)."""
+    return _table_exists(con, "series_values") and _table_exists(con, "change_points")
 
 
 def load_report_data(
@@ -107,13 +122,20 @@ def load_report_data(
     run["verdict"] = con.execute(model_sql("reports/run_verdict"), params).fetchone()[0]
     data = ReportData(run=run, validation_page=validation_page)
     for name in ("report_iterations", "report_iteration_table", "report_status_table", "report_minutes",
-                 "report_host_samples"):
+                 "report_host_samples", "report_background_stats"):
         data.frames[name] = _frame(con, model_sql(f"reports/{name}"), params)
+    # the background load's rate check, as the data expectations run it
+    data.frames["background_rate"] = _frame(con, model_sql("checks/chk_background_load"), params)
+    run["background_rate_tolerance_pct"] = run_thresholds(con, run_id)["background_rate_tolerance_pct"]
     data.frames["report_label_stats"] = _frame(
         con, model_sql("reports/report_label_stats"), {**params, "max_labels": MAX_LABELS})
     for mart, order in MART_ORDER.items():
         data.frames[mart] = _frame(con, f"select * from {mart} where run_id = $run_id order by {order}", params) \
             if _table_exists(con, mart) else pd.DataFrame()
+    history = _has_history(con)
+    for name in ("report_history", "report_changes"):
+        data.frames[name] = _frame(con, model_sql(f"reports/{name}"), {**params, "last_runs": HISTORY_RUNS}) \
+            if history else pd.DataFrame()
     data.expectations = _expectations(con, run_id)
     data.validation = _validation(con, run_id)
     data.frames["clock_skew"] = (

@@ -53,7 +53,7 @@ footer { margin-top: 36px; border-top: 1px solid var(--line); padding-top: 8px; 
 STATUS_CLASS = {
     "holds": "pass", "pass": "pass", "ok": "pass", "same": "", "better": "pass", "scales": "pass",
     "broken": "fail", "FAIL": "fail", "fail": "fail", "WORSE": "fail", "worse": "fail", "saturated": "warn", "warn": "warn",
-    "not judged": "skip", "no baseline": "skip", "untested": "skip", "n/a": "skip",
+    "NEW": "fail", "not judged": "skip", "no baseline": "skip", "untested": "skip", "n/a": "skip",
 }
 
 

@@ -54,7 +54,7 @@ def requirements(data: ReportData) -> str:
     rows = []
     for requirement, group in per_iteration.groupby("requirement_id", sort=True):
         first = group.iloc[0]
-        cells = [esc(requirement), esc(f"{first['side']} {first['metric']} {first['op']} {first['threshold']:g}")]
+        cells = [esc(requirement), esc(first["rule"])]
         by_iteration = {int(r["iteration"]): r for r in group.to_dict("records")}
         for i in iterations:
             r = by_iteration.get(i)
@@ -138,3 +138,28 @@ def client_server(data: ReportData) -> str:
     sentence = conclusions[conclusions["topic"] == "client_server"]["sentence"]
     return ("".join(f"<p>{esc(s)}</p>" for s in sentence) + frame_table(frame, GAP_COLUMNS)
             + '<p class="note">mart client_server_gap.</p>')
+
+
+BACKGROUND_RATE_COLUMNS = [("host", ""), ("source_path", ""), ("iteration", "count"), ("declared_rate_per_s", "calls/s"),
+                           ("calls", "count"), ("calls_per_s", "calls/s"), ("deviation_pct", "%")]
+BACKGROUND_COLUMNS = [("iteration", "count"), ("host", ""), ("calls", "count"), ("errors", "count"),
+                      ("error_rate", "rate"), ("calls_per_s", "calls/s"), ("avg_ms", "ms"), ("p95_ms", "ms"),
+                      ("max_ms", "ms")]
+
+
+def background(data: ReportData) -> str:
+    """A background load on its own: did it run at its declared rate, and its own figures, never mixed in."""
+    rates = data["background_rate"]
+    if rates.empty:
+        return '<p class="note">The run declares no background load.</p>'
+    tolerance = data.run["background_rate_tolerance_pct"]
+    off = rates[rates["deviation_pct"] > tolerance]
+    verdict = (f"ran at its declared rate in every iteration, within {tolerance:g} %" if off.empty else
+               f"was off its declared rate by more than {tolerance:g} % in iteration(s) "
+               + ", ".join(str(int(i)) for i in sorted(off["iteration"].unique())))
+    return (f"<p>{status_cell('pass' if off.empty else 'FAIL')} The background load {esc(verdict)}; its calls are "
+            "side <code>background</code>, left out of the iterations table, the requirements and capacity.</p>"
+            + frame_table(rates, BACKGROUND_RATE_COLUMNS)
+            + '<p class="note">check query chk_background_load (thresholds.background_rate_tolerance_pct).</p>'
+            + "<h3>Its own requests</h3>" + frame_table(data["report_background_stats"], BACKGROUND_COLUMNS)
+            + '<p class="note">mart iteration_stats, side background.</p>')

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, model_validator
+from pydantic import Discriminator, Field, Tag, model_validator
 
 from tasks.bundle.strict import NAME_PATTERN, StrictModel
 
@@ -62,7 +62,22 @@ class BackgroundStep(StrictModel):
         return self
 
 
-Step = Union[RunStep, UploadStep, WaitHttpStep, WaitTcpStep, BackgroundStep]
+_STEP_KINDS = {"run": RunStep, "upload": UploadStep, "wait_http": WaitHttpStep, "wait_tcp": WaitTcpStep,
+               "background": BackgroundStep}
+
+
+def _step_kind(value: Any) -> str | None:
+    """Which step a mapping is, by the key that names its action (so an error speaks of that step only)."""
+    if isinstance(value, dict):
+        return next((key for key in _STEP_KINDS if key in value), None)
+    return next((key for key, model in _STEP_KINDS.items() if isinstance(value, model)), None)
+
+
+Step = Annotated[
+    Union[tuple(Annotated[model, Tag(key)] for key, model in _STEP_KINDS.items())],
+    Discriminator(_step_kind, custom_error_type="step_kind",
+                  custom_error_message=f"a step needs one of the keys {', '.join(_STEP_KINDS)}"),
+]
 
 
 class Monitor(StrictModel):

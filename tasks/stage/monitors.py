@@ -56,9 +56,13 @@ def _jvm_pid(transport: Transport, monitor: Monitor) -> str:
     return pid[0].strip()
 
 
-def start_monitors(per_host: dict[str, list[Monitor]], transports: dict[str, Transport], run_dir: str) -> list[StartedMonitor]:
-    """Start every sampler of every host; files written by services are only noted for collection."""
-    started = []
+def start_monitors(per_host: dict[str, list[Monitor]], transports: dict[str, Transport], run_dir: str,
+                   started: list[StartedMonitor]) -> None:
+    """Start every sampler of every host into `started`, noting files written by services for collection.
+
+    Each sampler is added as soon as it runs, so when a later one fails to start (a JVM pid not found, a
+    host gone), the caller still holds every sampler already started and can stop it.
+    """
     for host, monitors in per_host.items():
         transport = transports[host]
         folder = f"{run_dir}/monitors/{host}"  # one folder per host: two hosts may share a machine
@@ -71,7 +75,6 @@ def start_monitors(per_host: dict[str, list[Monitor]], transports: dict[str, Tra
             name = f"monitor-{monitor.kind.replace('_', '-')}-{number}"
             transport.start_detached(name, sampler_command(monitor, pid), folder)
             started.append(StartedMonitor(host, monitor, name, f"{folder}/{name}.log", local_name))
-    return started
 
 
 def stop_monitors(started: list[StartedMonitor], transports: dict[str, Transport]) -> list[str]:

@@ -5,7 +5,9 @@ Every command runs as `timeout -k 10 N sh -s` and its real text arrives on stdin
 an SSH channel does not stop a remote command, so the remote `timeout` is what kills it (TERM to its
 whole process group, KILL 10 s later); a client-side deadline a little later catches a host where even
 that fails. Retries happen only when the connection itself dropped: always when the command had not been
-sent yet, otherwise only for calls marked idempotent.
+sent yet, otherwise only for calls marked idempotent. A first connection gets 4 attempts; once a host
+was reached, a dropped connection is retried for `reconnect_s` (an SSH outage is not the end of a run:
+the load runs detached), and each outage is noted in `outages` for the run record.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ import paramiko
 
 from tasks.stage.transport import (
     KILL_AFTER_S,
+    LEASE_S,
     Command,
     CommandError,
     CommandResult,
@@ -46,6 +49,7 @@ from tasks.stage.transport import (
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 BACKOFF_S = (0.5, 1.0, 2.0)  # pauses before the 2nd, 3rd and 4th attempt
+RECONNECT_PAUSE_MAX_S = 4.0  # longest pause between reconnect attempts within reconnect_s
 DEADLINE_SLACK_S = KILL_AFTER_S + 5
 _CONNECT_ERRORS = (OSError, EOFError, paramiko.SSHException)  # refused, reset, timed out, banner lost
 _DROP_ERRORS = (EOFError, ConnectionError, socket.timeout, paramiko.SSHException)  # SFTP status errors excluded
@@ -100,6 +104,11 @@ class _HostKeyPolicy(paramiko.MissingHostKeyPolicy):
         client.get_host_keys().add(hostname, key.get_name(), key)
 
 
+def _clock(moment: float) -> str:
+    """A wall-clock time as HH:MM:SS UTC, for the run record."""
+    return time.strftime("%H:%M:%S UTC", time.gmtime(moment))
+
+
 def _makedirs(sftp: paramiko.SFTPClient, path: str) -> None:
     """`mkdir -p` over SFTP."""
     try:
@@ -119,32 +128,62 @@ class SshTransport(Transport):
         self._client: paramiko.SSHClient | None = None
         self._sftp: paramiko.SFTPClient | None = None
         self._lock = threading.RLock()
+        self._reached = False  # connected once: a later drop is retried for reconnect_s
+        self._lost_at: float | None = None  # wall-clock time the connection was found dropped
+        self.outages: list[str] = []  # "connection lost at ..., back after N s", one per outage
+
+    def lease_s(self) -> float:
+        """The host's lease_s, else its reconnect time and a minute: an outage that ends in time stops nothing."""
+        return self.host.lease_s or self.host.reconnect_s + LEASE_S
 
     # -- connection -------------------------------------------------------------------------------
     def connect(self) -> None:
-        """Connect unless connected: up to 4 attempts on network errors, none on key or auth failures."""
+        """Connect unless connected, retrying network errors (never key or auth failures): 4 attempts for the
+        first connection, then for `reconnect_s` after a drop."""
         with self._lock:
             if self._alive():
                 return
-            self.close()
+            if self._client is not None:  # it was open and died
+                self._lost_at = self._lost_at or time.time()
+            lost_at = self._lost_at
+            self._close()
             known_hosts = self._known_hosts()
             pkey = load_private_key(self.host.private_key().get_secret_value())
-            for attempt, pause in enumerate((*BACKOFF_S, None), start=1):
+            deadline = time.monotonic() + self.host.reconnect_s if self._reached else None
+            attempt = 0
+            while True:
+                attempt += 1
                 try:
                     self._client = self._connect_once(known_hosts, pkey)
-                    return
+                    break
                 except paramiko.BadHostKeyException as exc:  # never retried, like the two below
                     raise HostKeyRejected(f"{self.name}: host key {fingerprint(exc.key)} differs from "
                                           f"{fingerprint(exc.expected_key)} in {known_hosts}") from None
                 except paramiko.AuthenticationException as exc:
                     raise AuthenticationFailed(f"{self.name}: key refused for {self.host.user}: {exc}") from None
                 except _CONNECT_ERRORS as exc:
+                    pause = self._pause(attempt, deadline)
                     if pause is None:
-                        raise ConnectionLost(f"{self.name}: could not connect after {attempt} attempts: {exc}",
+                        since = f" since {_clock(lost_at)}" if lost_at else ""
+                        raise ConnectionLost(f"{self.name}: could not connect{since} after {attempt} attempts: {exc}",
                                              retry_safe=True) from exc
                     log.warning("%s: connect attempt %d failed (%s); retrying in %.1f s", self.name, attempt,
                                 exc, pause)
                     time.sleep(pause)
+            if lost_at is not None:
+                self.outages.append(f"connection lost at {_clock(lost_at)}, back after "
+                                    f"{time.time() - lost_at:.1f} s ({attempt} connect attempts)")
+            self._reached, self._lost_at = True, None
+
+    @staticmethod
+    def _pause(attempt: int, deadline: float | None) -> float | None:
+        """The pause before the next connect attempt, or None when no attempt is left."""
+        if deadline is None:
+            return BACKOFF_S[attempt - 1] if attempt <= len(BACKOFF_S) else None
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        return min(RECONNECT_PAUSE_MAX_S, 0.5 * 2 ** (attempt - 1), remaining)
 
     def _known_hosts(self) -> Path | None:
         if self.host.known_hosts is None:
@@ -185,6 +224,11 @@ class SshTransport(Transport):
     def close(self) -> None:
         """Close the SFTP session and the connection."""
         with self._lock:
+            self._lost_at = None
+            self._close()
+
+    def _close(self) -> None:
+        with self._lock:
             for closable in (self._sftp, self._client):
                 if closable is not None:
                     _close_quietly(closable)
@@ -197,7 +241,8 @@ class SshTransport(Transport):
             try:
                 return op()
             except ConnectionLost as exc:
-                self.close()
+                self._lost_at = self._lost_at or time.time()
+                self._close()
                 if not (exc.retry_safe or idempotent):
                     raise ConnectionLost(f"{exc}; not retried: `{what}` may have run and is not marked "
                                          "idempotent", retry_safe=False) from exc

@@ -8,16 +8,16 @@ Detached processes are plain shell scripts run through `Transport.run`, so both 
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import shlex
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, BinaryIO, Callable, Literal, Mapping, Union
+from typing import Annotated, BinaryIO, Callable, Literal, Mapping, Sequence, Union
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     SecretStr,
@@ -25,9 +25,12 @@ from pydantic import (
     model_validator,
 )
 
+from tasks.bundle.strict import StrictModel
+
 Command = Union[list[str], str]
 Env = Mapping[str, Union[str, SecretStr]]
 Role = Literal["sut", "loadgen", "dependency"]
+LEASE_S = 60.0  # a local host's lease; an SSH host's is its reconnect_s + this unless it sets lease_s
 KILL_AFTER_S = 10  # a command still alive this long after its timeout's TERM gets KILL
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -70,7 +73,7 @@ class CommandResult:
     seconds: float
 
 
-class _HostBase(BaseModel):
+class _HostBase(StrictModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     role: Role
 
@@ -97,6 +100,10 @@ class SshHost(_HostBase):
     connect_timeout_s: float = Field(15.0, gt=0)
     command_timeout_s: float = Field(600.0, gt=0)
     keepalive_s: int = Field(15, ge=0)
+    # after a drop, how long to keep trying to reconnect (a detached load runs on meanwhile)
+    reconnect_s: float = Field(120.0, ge=0)
+    # how long processes started here run on without the controller (default: reconnect_s + 60)
+    lease_s: float | None = Field(None, gt=0)
 
     @field_validator("host_key_fingerprint")
     @classmethod
@@ -184,6 +191,20 @@ _READ_PID = (
 )
 
 
+def _watchdog(lease: str, lease_s: float) -> str:
+    """A loop beside the process (in its group) that stops the group once `lease` is older than `lease_s`
+    or gone: a controller that crashed, or a host it cannot reach any more, leaves nothing running for long.
+    It ends with the process (the group's leader, `$$` after the exec)."""
+    path = shlex.quote(lease)
+    return (
+        "( up() { s=$(ps -o stat= -p $1 2>/dev/null) && case $s in Z*) false;; esac; }; "
+        f"while up $$; do m=$(stat -c %Y {path} 2>/dev/null) || m=0; age=$(( $(date +%s) - m )); "
+        f"if [ $age -gt {max(1, math.ceil(lease_s))} ]; then "
+        f"echo \"lease {lease} not renewed for $age s: stopping\" >&2; "
+        "kill -TERM -$$; sleep 5; kill -KILL -$$; exit 0; fi; sleep 1; done ) </dev/null & "
+    )
+
+
 def _paths(name: str, workdir: str) -> tuple[str, str, str]:
     if not _NAME.match(name):
         raise ValueError(f"detached process name must match {_NAME.pattern}: {name!r}")
@@ -195,6 +216,9 @@ class Transport(ABC):
     """Runs commands and copies files on one host; use as a context manager."""
 
     name: str
+    outages: Sequence[str] = ()  # connection outages survived so far, as sentences (SSH notes them)
+    # (file, seconds): detached processes stop themselves once the file is that old (see tasks/stage/lease.py)
+    lease: tuple[str, float] | None = None
 
     @abstractmethod
     def run(self, cmd: Command, timeout_s: float | None = None, check: bool = True, env: Env | None = None,
@@ -213,6 +237,10 @@ class Transport(ABC):
     def exists(self, remote: str) -> bool:
         """Whether a path exists on the host."""
 
+    def lease_s(self) -> float:
+        """How long the processes started here outlive a controller that stopped renewing its lease."""
+        return LEASE_S
+
     def connect(self) -> None:
         """Open the connection now rather than on first use."""
 
@@ -230,8 +258,12 @@ class Transport(ABC):
         """Start `cmd` in its own session (setsid nohup), output to `workdir/name.log`; return its pid."""
         wd, log, pidf = _paths(name, workdir)
         inner = shlex.join(cmd) if isinstance(cmd, list) else f"sh -c {shlex.quote(cmd)}"
+        renew = ""
+        if self.lease is not None:
+            inner = f"sh -c {shlex.quote(_watchdog(*self.lease) + ' exec ' + inner)}"
+            renew = f"touch {shlex.quote(self.lease[0])} || exit 1; "
         script = (
-            f"{_ALIVE}mkdir -p {wd}; cd {wd} || exit 1; "
+            f"{_ALIVE}mkdir -p {wd}; cd {wd} || exit 1; {renew}"
             f"if [ -f {pidf} ] && alive \"$(cat {pidf})\"; then echo '{name} is already running' >&2; exit 3; fi; "
             f"setsid nohup {inner} > {log} 2>&1 < /dev/null & pid=$!; echo $pid > {pidf}; echo $pid"
         )

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import unquote, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, field_validator, model_validator
 
 from tasks.bundle.files import file_sha256
+from tasks.bundle.strict import StrictModel
 from tasks.store.bundle_files import (
     CHECKSUMS,
     BundleConflict,
@@ -42,7 +43,7 @@ _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _BLOCK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
-class StoreConfig(BaseModel):
+class StoreConfig(StrictModel):
     """Where bundles are kept: `file:///path` (or a plain path) or `s3://bucket/prefix` (+ endpoint_url)."""
 
     # Inputs never appear in validation errors: a URI pasted with a key in it must not be echoed back.

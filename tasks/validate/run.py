@@ -22,20 +22,16 @@ from typing import Any
 import duckdb
 import pandas as pd
 
+from tasks.bundle.thresholds import THRESHOLDS
 from tasks.settings import EXPECTATIONS_DIR, VALIDATION_PAGE
 from tasks.validate.gx import ExpectationOutcome, run_suites
 from tasks.validate.page import write_validation_page
-from tasks.warehouse.clock_skew import DEFAULT_MAX_SKEW_S
 from tasks.warehouse.connection import open_warehouse, transaction
 from tasks.warehouse.engines import Lake, parse_warehouse
 from tasks.warehouse.models import model_sql
 
-# Manifest thresholds the suites and check queries read, with their defaults.
-DEFAULT_THRESHOLDS = {
-    "clock_skew_max_s": DEFAULT_MAX_SKEW_S,
-    "run_margin_s": 60.0,
-    "background_rate_tolerance_pct": 10.0,
-}
+# Manifest thresholds the suites and check queries read (defaults: tasks/bundle/thresholds.py).
+VALIDATION_THRESHOLDS = ("clock_skew_max_s", "run_margin_s", "background_rate_tolerance_pct")
 _PARAMETER = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -90,7 +86,7 @@ def run_thresholds(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, flo
     if row is None:
         raise ValidationError(f"no run {run_id!r} in the warehouse (see `perfcampaign runs`)")
     given = (json.loads(row[0]) if row[0] else {}).get("thresholds") or {}
-    return {name: float(given.get(name, default)) for name, default in DEFAULT_THRESHOLDS.items()}
+    return {name: float(given.get(name, THRESHOLDS[name])) for name in VALIDATION_THRESHOLDS}
 
 
 def fetch_check(con: duckdb.DuckDBPyConnection, check: str, params: dict[str, Any]) -> pd.DataFrame:

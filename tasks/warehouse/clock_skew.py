@@ -17,10 +17,9 @@ from dataclasses import dataclass
 import duckdb
 
 from tasks.bundle.manifest import Manifest
+from tasks.bundle.thresholds import THRESHOLDS
 from tasks.warehouse.models import build_model, drop_model
 
-DEFAULT_MAX_SKEW_S = 2.0  # thresholds.clock_skew_max_s
-DEFAULT_SEARCH_S = 300  # thresholds.clock_skew_search_s: the largest skew looked for, either way
 MAX_MISMATCH_SHARE = 0.5  # above it the two sides do not log the same traffic: the estimate is not used
 MIN_REQUESTS = 20  # per side, near the run
 LEAD_S = 60  # seconds before a host's first request compared too (it logged nothing there)
@@ -43,8 +42,8 @@ def skew_parameters(manifest: Manifest) -> dict[str, object]:
     """The bound parameters of the clock_skew model for one run, thresholds from its manifest."""
     return {
         "run_id": manifest.run_id,
-        "threshold_s": float(manifest.thresholds.get("clock_skew_max_s", DEFAULT_MAX_SKEW_S)),
-        "max_lag_s": int(manifest.thresholds.get("clock_skew_search_s", DEFAULT_SEARCH_S)),
+        "threshold_s": float(manifest.thresholds.get("clock_skew_max_s", THRESHOLDS["clock_skew_max_s"])),
+        "max_lag_s": int(manifest.thresholds.get("clock_skew_search_s", THRESHOLDS["clock_skew_search_s"])),
         "max_mismatch_share": MAX_MISMATCH_SHARE,
         "min_requests": MIN_REQUESTS,
         "lead_s": LEAD_S,

@@ -1,7 +1,10 @@
 """The DuckDB warehouse: one file, one writer at a time, every run replaceable in one transaction.
 
 DuckDB itself refuses a second read-write process, so the loader takes an advisory lock file first
-and waits for it instead of failing: two ingests at once run one after the other.
+and waits for it instead of failing: two ingests at once run one after the other. Readers share that
+lock; a writer that waits for it first takes a second lock, the intent, which every new reader passes
+through, so a waiting writer goes next instead of waiting for a moment without readers (overlapping
+readers could delay it without bound). The writer's wait is bounded ($PERFCAMPAIGN_WRITER_WAIT_S).
 """
 
 from __future__ import annotations
@@ -9,13 +12,14 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import duckdb
 
-from tasks.settings import DEFAULT_WAREHOUSE
+from tasks.settings import DEFAULT_WAREHOUSE, WRITER_WAIT_S
 from tasks.warehouse.engines import (
     Lake,
     LakeSettingError,
@@ -52,27 +56,66 @@ def warehouse_path(explicit: str | os.PathLike | None = None) -> Path | Lake:
     return parse_warehouse(explicit or os.environ.get("PERFCAMPAIGN_WAREHOUSE") or DEFAULT_WAREHOUSE)
 
 
-@contextmanager
-def _file_lock(path: Path, exclusive: bool) -> Iterator[None]:
-    lock_path = path.with_name(path.name + ".lock")
+def writer_wait_s() -> float:
+    """How long a writer waits for the warehouse: $PERFCAMPAIGN_WRITER_WAIT_S, else WRITER_WAIT_S."""
+    given = os.environ.get("PERFCAMPAIGN_WRITER_WAIT_S")
     try:
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        return float(given) if given else WRITER_WAIT_S
+    except ValueError:
+        raise WarehouseError(f"PERFCAMPAIGN_WRITER_WAIT_S={given!r}: expected seconds") from None
+
+
+def _open_lock(lock_path: Path, path: Path, exclusive: bool) -> int | None:
+    try:
+        return os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
         if exclusive:
             raise WarehouseError(f"cannot write next to the warehouse {path} (lock file {lock_path}): "
                                  f"{exc.strerror}") from None
-        yield  # a reader in a folder nobody can write to: no writer can change the warehouse either
-        return
-    mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        return None  # a reader in a folder nobody can write to: no writer can change the warehouse either
+
+
+def _flock_within(fd: int, mode: int, path: Path, deadline: float | None) -> None:
+    """Take the lock, saying once that we wait; past `deadline` (monotonic) raise a WarehouseError."""
     try:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        print(f"waiting for the warehouse {path} (another perfcampaign process uses it)...", file=sys.stderr)
+    if deadline is None:
+        fcntl.flock(fd, mode)
+        return
+    while True:
         try:
             fcntl.flock(fd, mode | fcntl.LOCK_NB)
+            return
         except BlockingIOError:
-            print(f"waiting for the warehouse {path} (another perfcampaign process uses it)...", file=sys.stderr)
-            fcntl.flock(fd, mode)
+            if time.monotonic() >= deadline:
+                raise WarehouseError(
+                    f"gave up waiting for the warehouse {path} after {writer_wait_s():g} s: other perfcampaign "
+                    "processes kept it (an ingest, or readers such as `perfcampaign sql`); try again later, or "
+                    "wait longer with PERFCAMPAIGN_WRITER_WAIT_S=<seconds>") from None
+            time.sleep(0.05)
+
+
+@contextmanager
+def _file_lock(path: Path, exclusive: bool) -> Iterator[None]:
+    """Shared (reader) or exclusive (writer) lock on `<warehouse>.lock`, passing through `<warehouse>.intent`."""
+    fds = [fd for fd in (_open_lock(path.with_name(path.name + suffix), path, exclusive)
+                         for suffix in (".intent", ".lock")) if fd is not None]
+    try:
+        if len(fds) == 2:
+            intent, lock = fds
+            deadline = time.monotonic() + writer_wait_s() if exclusive else None
+            mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+            _flock_within(intent, mode, path, deadline)  # a reader waits here while a writer waits or writes
+            _flock_within(lock, mode, path, deadline)
+            if not exclusive:
+                fcntl.flock(intent, fcntl.LOCK_UN)  # readers hold the intent only on their way in
         yield
     finally:
-        os.close(fd)
+        for fd in fds:
+            os.close(fd)
 
 
 def _configure(con: duckdb.DuckDBPyConnection, write: bool) -> None:
@@ -147,8 +190,13 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create the base tables and the public views; the marts' tables are made by their first build."""
     run_ddl(con, "schema")  # base_tables.sql first, then one file per tool
-    for name in _marts(mart_build_order(), views=True):
-        build_model(con, name)
+    order = mart_build_order()
+    tables = set(_marts(order, views=False))
+    existing = {row[0] for row in con.execute("select table_name from duckdb_tables() where not temporary").fetchall()}
+    for model in order:
+        # A view over a mart table (series over series_values) waits for the table's first build.
+        if model.layer == "marts" and model.header.materialized == "view" and not (set(model.header.upstream) & tables) - existing:
+            build_model(con, model.name)
 
 
 def _marts(order: list[Model], views: bool) -> list[str]:
@@ -188,10 +236,11 @@ def refresh_marts(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
 def delete_run(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
     """Remove every row of a run (its requests through its sources)."""
     params = {"run_id": run_id}
-    con.execute(
-        "delete from request_facts where source_key in (select source_key from sources where run_id = $run_id)",
-        params,
-    )
+    for facts in ("request_facts", "k6_metric_points"):
+        con.execute(
+            f"delete from {facts} where source_key in (select source_key from sources where run_id = $run_id)",
+            params,
+        )
     con.execute("delete from sources where run_id = $run_id", params)
     existing = {row[0] for row in con.execute("select table_name from information_schema.tables").fetchall()}
     for table in (*BASE_RUN_TABLES, *_marts(mart_build_order(), views=False)):

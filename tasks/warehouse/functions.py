@@ -1,4 +1,5 @@
-"""Python functions the mart models call: the load level of an iteration, one rule for the ramp and the marts.
+"""Python functions the mart models call: the rules of tasks/bundle/load.py (load level, offered load,
+whether a step scales, whether it is a requirement's stated load), one definition for the ramp and the marts.
 
 `tasks.bundle.load.load_level` is what the ramp's stop rule reads; the `capacity` mart must read the same
 number from the same load, so the function itself is registered in DuckDB rather than rewritten in SQL.
@@ -11,7 +12,7 @@ from typing import Any
 
 import duckdb
 
-from tasks.bundle.load import load_level
+from tasks.bundle.load import achieved_share, load_level, load_matches, offered_per_s, step_scales
 
 
 def _load(load_json: str | None) -> dict[str, Any]:
@@ -48,12 +49,36 @@ def series_of(load_json: str | None, key: str | None) -> str:
     return " ".join(f"{name}={load[name]}" for name in rest)
 
 
+def matches(load_json: str | None, wanted_json: str | None) -> bool | None:
+    """`load_matches` of an iteration's load and a requirement's `at_load`, both as JSON; None without one."""
+    return None if wanted_json is None else load_matches(_load(load_json), _load(wanted_json))
+
+
+def offered_of(load_json: str | None, calls: float | None, dropped: float | None, seconds: float | None) -> float | None:
+    """`offered_per_s` of a load stored as JSON."""
+    return offered_per_s(_load(load_json), calls, dropped, seconds)
+
+
+def share_of(load_json: str | None, calls: float | None, dropped: float | None) -> float | None:
+    """`achieved_share` of a load stored as JSON."""
+    return achieved_share(_load(load_json), calls, dropped)
+
+
+FUNCTIONS = {
+    "load_level": (level_of, ["VARCHAR", "VARCHAR"], "DOUBLE"),
+    "load_series": (series_of, ["VARCHAR", "VARCHAR"], "VARCHAR"),
+    "load_matches": (matches, ["VARCHAR", "VARCHAR"], "BOOLEAN"),
+    "offered_per_s": (offered_of, ["VARCHAR", "DOUBLE", "DOUBLE", "DOUBLE"], "DOUBLE"),
+    "achieved_share": (share_of, ["VARCHAR", "DOUBLE", "DOUBLE"], "DOUBLE"),
+    "step_scales": (step_scales, ["DOUBLE"] * 7, "BOOLEAN"),
+}
+
+
 def register(con: duckdb.DuckDBPyConnection) -> None:
-    """Make `load_level(load_json, key)` and `load_series(load_json, key)` callable from SQL (idempotent)."""
+    """Make the load functions (`FUNCTIONS`) callable from SQL under the same names (idempotent)."""
     present = {row[0] for row in con.execute(
-        "select function_name from duckdb_functions() where function_name in ('load_level', 'load_series')"
+        "select function_name from duckdb_functions() where function_name in $names", {"names": list(FUNCTIONS)}
     ).fetchall()}
-    if "load_level" not in present:
-        con.create_function("load_level", level_of, ["VARCHAR", "VARCHAR"], "DOUBLE", null_handling="special")
-    if "load_series" not in present:
-        con.create_function("load_series", series_of, ["VARCHAR", "VARCHAR"], "VARCHAR", null_handling="special")
+    for name, (function, arguments, returns) in FUNCTIONS.items():
+        if name not in present:
+            con.create_function(name, function, arguments, returns, null_handling="special")

@@ -90,22 +90,27 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
             {"keys": list(manifest.labels), "values": list(manifest.labels.values()), "run_id": manifest.run_id},
         )
     con.executemany(
-        "insert into iterations values ($run_id, $iteration, $start, $end, $duration, $load)",
+        "insert into iterations by name select $run_id as run_id, $iteration as iteration, $start as started_at, "
+        "$end as ended_at, $duration as duration_s, $load as load, $warmup as warmup_s",
         [
             {
                 "run_id": manifest.run_id,
                 "iteration": it.index,
                 "start": it.start,
                 "end": it.end,
-                "duration": (it.end - it.start).total_seconds(),
+                "duration": (it.end - it.start).total_seconds() - it.warmup_s,  # measured after the warm-up
                 "load": json.dumps(it.load),
+                "warmup": it.warmup_s,
             }
             for it in manifest.iterations
         ],
     )
     if manifest.requirements:
         con.executemany(
-            "insert into requirements values ($run_id, $id, $metric, $op, $threshold, $side, $min_cps)",
+            "insert into requirements by name select $run_id as run_id, $id as requirement_id, $metric as metric, "
+            "$op as op, $threshold as threshold, $side as side, $min_cps as min_calls_per_s, $label as label, "
+            "$label_regex as label_regex, $host as host, $role as role, $k6_metric as k6_metric, $unit as unit, "
+            "$at_iteration as at_iteration, $at_load::json as at_load",
             [
                 {
                     "run_id": manifest.run_id,
@@ -115,6 +120,14 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
                     "threshold": req.threshold,
                     "side": req.side,
                     "min_cps": req.min_calls_per_s,
+                    "label": req.label,
+                    "label_regex": req.label_regex,
+                    "host": req.host,
+                    "role": req.role,
+                    "k6_metric": req.k6_metric,
+                    "unit": req.unit,
+                    "at_iteration": req.at.iteration if req.at else None,
+                    "at_load": json.dumps(req.at_load) if req.at_load else None,
                 }
                 for req in manifest.requirements
             ],

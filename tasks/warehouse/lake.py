@@ -95,9 +95,18 @@ def ensure_lake_schema(con: duckdb.DuckDBPyConnection, ensure_schema: Callable[[
         con.execute("create table if not exists lake_source_keys (next_key bigint not null)")
         if not con.execute("select count(*) from lake_source_keys").fetchone()[0]:
             con.execute("insert into lake_source_keys select coalesce(max(source_key), 0) + 1 from sources")
+        if _mart_views_missing(con):
+            return  # a view over a mart table not built yet (series): made by a writer after its first build
         _set_meta(con, "schema_fingerprint", wanted)
 
     retry_on_conflict(lambda: committed(con, make), "making the lake's tables")
+
+
+def _mart_views_missing(con: duckdb.DuckDBPyConnection) -> bool:
+    views = {model.name for model in load_models().values() if model.layer == "marts" and model.header.materialized == "view"}
+    made = {name for (name,) in con.execute("select view_name from duckdb_views() where database_name = current_database()")
+            .fetchall()}
+    return bool(views - made)
 
 
 def reserve_source_keys(con: duckdb.DuckDBPyConnection, count: int) -> list[int]:

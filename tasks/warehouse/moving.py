@@ -13,9 +13,18 @@ from pathlib import Path
 
 import duckdb
 
-from tasks.warehouse.connection import WarehouseError, open_warehouse, transaction
-from tasks.warehouse.engines import Lake, attach_lake, parse_warehouse
-from tasks.warehouse.lake import reserve_source_keys, retry_on_conflict
+from tasks.warehouse.connection import (
+    WarehouseError,
+    ensure_schema,
+    open_warehouse,
+    transaction,
+)
+from tasks.warehouse.engines import Lake, attach_lake, in_lake, parse_warehouse
+from tasks.warehouse.lake import (
+    ensure_lake_schema,
+    reserve_source_keys,
+    retry_on_conflict,
+)
 
 SOURCE = "copy_source"
 INTERNAL = {"warehouse_meta", "lake_source_keys"}  # each warehouse its own
@@ -79,7 +88,10 @@ def copy_runs(source: str | Path | Lake, destination: str | Path | Lake, run_ids
             raise WarehouseError(f"copy: no run {', '.join(missing)} in {source}")
         con.execute("create or replace temp table copied_runs as select unnest($runs::varchar[]) as run_id",
                     {"runs": runs})
-        return retry_on_conflict(lambda: _copy(con, target, runs), "copy")
+        report = retry_on_conflict(lambda: _copy(con, target, runs), "copy")
+        # views over mart tables the copy made first (series over series_values) are made now
+        ensure_lake_schema(con, ensure_schema) if in_lake(con) else ensure_schema(con)
+        return report
 
 
 def _copy(con: duckdb.DuckDBPyConnection, target: str, runs: list[str]) -> CopyReport:

@@ -24,18 +24,11 @@ class Verdict:
     """One requirement over the whole run (the `verdicts` row with iteration NULL)."""
 
     requirement_id: str
-    side: str
-    metric: str
-    op: str
-    threshold: float
+    rule: str  # "server p95_ms < 500 (label /api/pull*)": the verdicts mart's one wording
     measured: float | None
     passed: bool | None
     holds_up_to_iteration: int | None
     holds_up_to_calls_per_s: float | None
-
-    @property
-    def rule(self) -> str:
-        return f"{self.side} {self.metric} {self.op} {self.threshold:g}"
 
     @property
     def reach(self) -> str:

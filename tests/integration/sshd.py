@@ -61,15 +61,23 @@ class Sshd:
             found += [pid for pid in parents if _command_name(pid).startswith("sshd")]
         return found
 
+    def signal_sessions(self, signum: int) -> list[int]:
+        """Send `signum` to every per-connection sshd process still alive; returns the pids it reached.
+
+        A session of an earlier test may end between the listing and the signal: it is not ours to stop.
+        """
+        reached = []
+        for pid in self.session_pids():
+            try:
+                os.kill(pid, signum)
+            except ProcessLookupError:
+                continue
+            reached.append(pid)
+        return reached
+
     def drop_sessions(self) -> list[int]:
         """SIGKILL every per-connection sshd process (monitor and session alike): connections drop at once."""
-        pids = self.session_pids()
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        return pids
+        return self.signal_sessions(signal.SIGKILL)
 
 
 def _command_name(pid: int) -> str:

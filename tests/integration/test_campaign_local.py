@@ -80,7 +80,7 @@ def test_demo_campaign_end_to_end(prefect_server, tmp_path):
     assert not (tmp_path / "stage" / run_id).exists()
     assert _task_runs(tmp_path / "work") == [
         "check-hosts", "provision", "start-monitors", "iteration-1", "iteration-2", "stop-monitors", "collect",
-        "teardown", "write-bundle", "store-bundle", "ingest", "validate", "report"]
+        "teardown", "write-bundle", "store-bundle", "ingest", "validate", "history", "report"]
 
 
 def _task_runs(work_dir: Path) -> list[str]:

@@ -147,7 +147,7 @@ def test_report_renders_with_every_image_and_no_console_error(report, tmp_path):
     assert state["title"] == "broken-1: performance report"
     assert len(state["images"]) == 5
     assert all(complete and width > 300 and height > 100 for complete, width, height in state["images"])
-    assert state["sections"] == 10
+    assert state["sections"] == 12  # summary ... iterations, background load, ..., history, ..., health findings
     assert "does not hold at iterations 3, 4" in state["text"]
     errors = [e for e in browser.events
               if e.get("method") == "Runtime.exceptionThrown"

@@ -24,6 +24,8 @@ NO_SAMPLE_DATA = {
     "rejected_lines": "no unreadable line",
     "stg_k6__json_lines": "no malformed k6 line",
     "int_clock_moves": "no clock to correct",
+    "change_points": "one run per campaign: no history to analyse",
+    "history_exclusions": "no failed, invalid or excluded run",
 }
 
 

@@ -77,7 +77,7 @@ def test_config_s3_parts():
         ({"uri": "/tmp/x", "region": "eu-west-1"}, "region", "only used with s3://"),
         ({"uri": "s3://perf-bundles", "credentials_block": "Not A Name"}, "credentials_block", "Prefect block"),
         ({"uri": "s3://perf-bundles", "multipart_chunk_bytes": 1024}, "multipart_chunk_bytes", "greater than"),
-        ({"uri": "s3://perf-bundles", "password": "x"}, "password", "Extra inputs"),
+        ({"uri": "s3://perf-bundles", "password": "x"}, "password", "unknown key"),
     ],
 )
 def test_config_errors_name_the_field(settings, field, expected):

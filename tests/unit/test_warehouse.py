@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -66,3 +67,70 @@ def test_readers_need_an_existing_warehouse(tmp_path):
     with pytest.raises(WarehouseError, match="no warehouse at"):
         with open_warehouse(tmp_path / "absent.duckdb"):
             pass
+
+
+HOLDER = """
+import json, os, sys, time
+from tasks.warehouse.connection import open_warehouse
+path, hold_s, out, write = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4] == "write"
+attempt = time.time()
+with open_warehouse(path, write=write):
+    acquired = time.time()
+    open(out + ".in", "w").close()
+    time.sleep(hold_s)
+    released = time.time()
+open(out, "w").write(json.dumps({"attempt": attempt, "acquired": acquired, "released": released}))
+"""
+
+
+def _hold(warehouse, hold_s, out, write=False, env=None):
+    args = [sys.executable, "-c", HOLDER, str(warehouse), str(hold_s), str(out), "write" if write else "read"]
+    return subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def test_overlapping_readers_do_not_starve_a_waiting_writer(tmp_path):
+    import json
+    import time
+
+    warehouse = tmp_path / "w.duckdb"
+    with open_warehouse(warehouse, write=True):
+        pass
+    procs, readers = [], []
+    for number in range(10):  # each reads for 1.5 s, a new one every 0.4 s: never a moment without a reader
+        readers.append(tmp_path / f"reader-{number}.json")
+        procs.append(_hold(warehouse, 1.5, readers[-1]))
+        if number == 2:
+            writer = tmp_path / "writer.json"
+            procs.append(_hold(warehouse, 0.2, writer, write=True))
+        time.sleep(0.4)
+    assert [p.wait(timeout=120) for p in procs] == [0] * len(procs), [p.stderr.read() for p in procs]
+    wrote = json.loads(writer.read_text())
+    read = [json.loads(path.read_text()) for path in readers]
+    # readers that came while the writer waited (0.3 s for it to reach the lock) went in after it, not before
+    later = [r for r in read if wrote["attempt"] + 0.3 < r["attempt"] < wrote["acquired"]]
+    assert later and all(r["acquired"] >= wrote["released"] for r in later), (wrote, read)
+    assert wrote["acquired"] - wrote["attempt"] < 5.0  # the readers inside finished (1.5 s), not all ten
+
+
+def test_a_writer_gives_up_after_its_wait_with_a_clear_message(tmp_path):
+    import os
+    import time
+
+    warehouse = tmp_path / "w.duckdb"
+    with open_warehouse(warehouse, write=True):
+        pass
+    reader = _hold(warehouse, 120, tmp_path / "reader.json")  # stopped once the writer gave up
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "reader.json.in").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        bundle = _bundle(tmp_path / "r1", "r1", 10)
+        env = {**os.environ, "PERFCAMPAIGN_WRITER_WAIT_S": "0.5"}
+        done = subprocess.run([str(Path(sys.executable).parent / "perfcampaign"), "ingest", str(bundle), "-w",
+                               str(warehouse)], capture_output=True, text=True, timeout=60, env=env)
+    finally:
+        reader.terminate()
+        reader.wait(timeout=30)
+    assert done.returncode != 0
+    assert "gave up waiting for the warehouse" in done.stderr and "PERFCAMPAIGN_WRITER_WAIT_S" in done.stderr
+    assert "after 0.5 s" in done.stderr and "Traceback" not in done.stderr

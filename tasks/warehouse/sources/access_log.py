@@ -127,7 +127,8 @@ def read(ctx: SourceContext) -> SourceResult:
         except PatternError as exc:
             raise SourceError(f"{ctx.field}.format: {exc}") from None
         read_file = partial(_read_delimited, ctx, layout)
-        rejected = csv_pieces.load_csv(ctx, read_file, partial(_load, ctx, layout), has_header=False)
+        rejected = csv_pieces.load_csv(ctx, read_file, partial(_load, ctx, layout), has_header=False,
+                                       quoting=(b'"', b"\\"))
     else:
         raise SourceError(f"{ctx.field}: an access_log needs `format` (the server's pattern), `preset` or `regex`")
     return SourceResult(rows=loaded_rows(ctx), rejected=rejected)

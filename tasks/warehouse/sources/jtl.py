@@ -137,7 +137,9 @@ def _read_csv(ctx: SourceContext) -> SourceResult:
     def starts_record(line: bytes) -> bool:
         return line.count(delimiter.encode()) >= separators
 
-    rejected = csv_pieces.load_csv(ctx, read_file, lambda raw: _load_raw(ctx, raw), has_header, starts_record)
+    quoting = None if encoding == "utf-16" else (b'"', b'"')  # UTF-16 bytes cannot be scanned for quotes
+    rejected = csv_pieces.load_csv(ctx, read_file, lambda raw: _load_raw(ctx, raw), has_header, starts_record,
+                                   quoting)
     return SourceResult(rows=loaded_rows(ctx), rejected=rejected, notes=tuple(notes))
 
 

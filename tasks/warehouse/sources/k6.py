@@ -2,7 +2,9 @@
 
 One request is one `http_req_duration` sample. Its time is the END of the request, so started_at is that
 time minus the duration; the SQL models in `sql/staging/stg_k6__*.sql` say why, and where in k6 it is.
-Both readers let DuckDB do all the work (no Python per line), so a 10 M-request file costs one scan.
+Both readers let DuckDB do all the work (no Python per line), so a 10 M-request file costs one scan for
+its requests; `--out json` files get a second one for the points of custom metrics and dropped_iterations
+(k6_metric_points), which requirements may judge.
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ from tasks.warehouse.sources.k6_summary import read_k6_summary
 __all__ = ["read_k6_csv", "read_k6_json", "read_k6_summary"]
 
 CSV_REQUIRED_COLUMNS = ("metric_name", "timestamp", "metric_value")
+METRIC_COLUMNS = {
+    "type": "VARCHAR",
+    "metric": "VARCHAR",
+    "data": "STRUCT(time VARCHAR, value DOUBLE, type VARCHAR, tags STRUCT(name VARCHAR))",
+}
 JSON_COLUMNS = {
     "type": "VARCHAR",
     "metric": "VARCHAR",
@@ -36,17 +43,22 @@ JSON_COLUMNS = {
 }
 
 
-def read_k6_json(ctx: SourceContext) -> SourceResult:
-    """Load the http_req_duration points of one `k6 run --out json=FILE` file into request_facts."""
-    con = ctx.con
-    raw = con.read_json(
+def _read_json(ctx: SourceContext, columns: dict[str, str]) -> duckdb.DuckDBPyRelation:
+    """The file as DuckDB's JSON reader sees it with these columns only: no sniffing, bad lines as NULLs."""
+    return ctx.con.read_json(
         str(ctx.file),
         format="newline_delimited",
-        columns=JSON_COLUMNS,
+        columns=columns,
         compression="gzip" if is_gzip(ctx.file) else "uncompressed",
         ignore_errors=True,
     )
-    raw.create_view("raw_k6_json", replace=True)
+
+
+def read_k6_json(ctx: SourceContext) -> SourceResult:
+    """Load the http_req_duration points of one `k6 run --out json=FILE` file into request_facts, and the
+    custom metrics' and dropped_iterations' points into k6_metric_points."""
+    con = ctx.con
+    _read_json(ctx, JSON_COLUMNS).create_view("raw_k6_json", replace=True)
     build_model(con, "stg_k6__points")
     set_load_context(ctx)
     loaded = load_requests(ctx, con.view("stg_k6__points"))
@@ -62,9 +74,19 @@ def read_k6_json(ctx: SourceContext) -> SourceResult:
     con.execute("drop view raw_k6_json")
     if malformed:
         _reject_malformed_lines(ctx)
+    _load_metric_points(ctx)
     rows = loaded - malformed
     notes = () if rows else (f"{ctx.source.path}: no http_req_duration points (is this k6 --out json output?)",)
     return SourceResult(rows=rows, rejected=malformed, notes=notes)
+
+
+def _load_metric_points(ctx: SourceContext) -> None:
+    """Keep the custom metrics' and dropped_iterations' points (a second pass: requirements may judge them)."""
+    _read_json(ctx, METRIC_COLUMNS).create_view("raw_k6_metrics", replace=True)
+    build_model(ctx.con, "stg_k6__metric_points")
+    build_model(ctx.con, "k6_metric_points")
+    drop_model(ctx.con, "stg_k6__metric_points")
+    ctx.con.execute("drop view raw_k6_metrics")
 
 
 def _reject_malformed_lines(ctx: SourceContext) -> None:

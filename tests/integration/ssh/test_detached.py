@@ -59,3 +59,29 @@ def test_a_process_that_exits_is_not_running(transport: Transport, tmp_path: Pat
 def test_names_are_checked(transport: Transport, tmp_path: Path):
     with pytest.raises(ValueError):
         transport.start_detached("../escape", ["true"], str(tmp_path))
+
+
+def test_a_process_stops_itself_once_its_lease_is_not_renewed(transport: Transport, tmp_path: Path):
+    lease = tmp_path / "lease"
+    transport.lease = (str(lease), 2)
+    transport.start_detached("leased", "exec sleep 3194", str(tmp_path))
+    for _ in range(4):  # renewed for 4 s, twice the lease: it runs on
+        time.sleep(1)
+        lease.touch()
+    assert transport.is_running("leased", str(tmp_path))
+    started = time.monotonic()  # no renewal from here on: a controller gone, or a host it cannot reach
+    while transport.is_running("leased", str(tmp_path)) and time.monotonic() - started < 15:
+        time.sleep(0.2)
+    assert 1.5 < time.monotonic() - started < 6
+    assert wait_until_gone("sleep 3194") == []
+    assert "lease" in (tmp_path / "leased.log").read_text() and "not renewed" in (tmp_path / "leased.log").read_text()
+
+
+def test_a_lease_watchdog_ends_with_its_process(transport: Transport, tmp_path: Path):
+    transport.lease = (str(tmp_path / "lease"), 60)
+    transport.start_detached("short", "sleep 0.5; echo done", str(tmp_path))
+    deadline = time.monotonic() + 5
+    while transport.is_running("short", str(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not transport.is_running("short", str(tmp_path))  # the watchdog left with it (within its 1 s tick)
+    assert (tmp_path / "short.log").read_text() == "done\n"

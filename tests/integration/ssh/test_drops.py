@@ -93,14 +93,12 @@ def test_a_get_cut_off_midway_resumes_on_a_new_connection(sshd: Sshd, tmp_path, 
 def test_a_frozen_connection_is_abandoned_and_an_unsent_command_runs_on_a_new_one(sshd: Sshd, caplog):
     caplog.set_level(logging.WARNING, logger="tasks.stage.ssh")
     with SshTransport(sshd.ssh_host(connect_timeout_s=1), name="stage") as transport:
-        frozen = sshd.session_pids()
-        for pid in frozen:
-            os.kill(pid, signal.SIGSTOP)  # TCP stays open, nothing answers: keepalive would not notice
+        frozen = sshd.signal_sessions(signal.SIGSTOP)  # TCP stays open, nothing answers: keepalive would not notice
+        assert frozen
         try:
             started = time.monotonic()
             assert transport.run(["echo", "thawed"]).stdout == "thawed\n"  # not idempotent, but never sent
             assert 1 <= time.monotonic() - started < 4
         finally:
-            for pid in frozen:
-                os.kill(pid, signal.SIGKILL)
+            sshd.signal_sessions(signal.SIGKILL)
     assert len([r for r in caplog.records if "connection lost during `echo thawed`" in r.getMessage()]) == 1

@@ -93,7 +93,7 @@ def test_host_configs_are_validated_at_load(sshd: Sshd):
         ({**base, "known_hosts": "k", "host_key_fingerprint": sshd.host_key_fingerprint}, "not both"),
         ({**base, "key_file": "k", "accept_unknown_host_key": True}, "exactly one of"),
         ({**base, "host_key_fingerprint": "MD5:aa:bb"}, "SHA256"),
-        ({**base, "accept_unknown_host_key": True, "pasword": "x"}, "Extra inputs"),
+        ({**base, "accept_unknown_host_key": True, "pasword": "x"}, "unknown key .pasword."),
         ({**base, "accept_unknown_host_key": True, "role": "db"}, "sut"),
     ]:
         with pytest.raises(ValidationError, match=expected):

@@ -5,13 +5,12 @@ from __future__ import annotations
 import pytest
 
 from tasks.bundle.load import load_level
-from tasks.bundle.manifest import Requirement
+from tasks.bundle.manifest import CapacityOptions, Requirement
 from tasks.campaign.ramp import planned_steps, stop_reason
 from tasks.loadtools.base import StepResult
 from tasks.loadtools.config import Load
 
-RAMP = {"start": {"vus": 2, "message_size": 7}, "factor": 2, "max_steps": 5,
-        "stop": {"min_throughput_gain_pct": 10, "min_load_gain_pct": 50}}
+RAMP = {"start": {"vus": 2, "message_size": 7}, "factor": 2, "max_steps": 5}
 
 
 def _load(**ramp) -> Load:
@@ -43,6 +42,33 @@ def test_a_broken_client_requirement_stops_but_a_server_one_waits_for_the_wareho
     assert stop_reason(load, [_result(1, 2, 100, p95_ms=120.0, avg_ms=50.0)], reqs) is None
     reason = stop_reason(load, [_result(1, 2, 100, p95_ms=120.0), _result(2, 4, 190, p95_ms=730.0)], reqs)
     assert reason == "requirement p95 broke at step 2: p95_ms 730, limit < 500"
+
+
+def test_the_stop_rule_judges_a_requirement_at_its_stated_load_and_never_a_scoped_one():
+    load = _load()
+    results = [_result(1, 2, 100, p95_ms=700.0), _result(2, 4, 190, p95_ms=900.0)]
+    at_4 = Requirement(id="at4", metric="p95_ms", op="<", threshold=800, side="client", at_load={"vus": 4})
+    assert stop_reason(load, results[:1], [at_4]) is None  # 700 ms at 2 vus: not its load
+    assert stop_reason(load, results, [at_4]) == "requirement at4 broke at step 2: p95_ms 900, limit < 800"
+    at_step_1 = Requirement(id="at1", metric="p95_ms", op="<", threshold=800, side="client", at={"iteration": 1})
+    assert stop_reason(load, results, [at_step_1]) is None
+    # the summary covers every label: a label's requirement waits for the warehouse
+    scoped = Requirement(id="pull", metric="p95_ms", op="<", threshold=1, side="client", label="/api/pull*")
+    assert stop_reason(load, results, [scoped]) is None
+
+
+def test_an_open_model_step_that_falls_short_of_its_offered_load_is_saturated():
+    load = Load(tool="k6", script="s.js", generators=["g"], duration_s=10,
+                ramp={"start": {"rate_per_s": 10}, "key": "rate_per_s", "factor": 2})
+    held = [StepResult(1, {"rate_per_s": 10}, 10.0, 100, 0), StepResult(2, {"rate_per_s": 20}, 10.0, 199, 0)]
+    assert stop_reason(load, held, []) is None
+    # 40/s offered, 27/s achieved: +36 % throughput for +100 % load, and 270 of 400 calls made
+    short = held + [StepResult(3, {"rate_per_s": 40}, 10.0, 270, 0, {}, 130)]
+    assert stop_reason(load, short, []) == "made 67.5 % of the calls offered (27.0 of 40.0 calls/s, 130 dropped): saturated at step 3"
+    # the campaign's capacity options are the stop rule's: 199 of 200 calls made
+    held[1].dropped = 1
+    assert stop_reason(load, held, [], CapacityOptions(min_achieved_ratio=0.999)) == (
+        "made 99.5 % of the calls offered (19.9 of 20.0 calls/s, 1 dropped): saturated at step 2")
 
 
 def test_max_steps_and_fixed_steps():

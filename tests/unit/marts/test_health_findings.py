@@ -345,3 +345,74 @@ def test_a_restarting_container_counts_every_byte_and_its_memory_trend_per_life(
     restarts = [one(frame, "app", "container_restart", it["index"]) for it in ITERATIONS]
     assert [row["severity"] for row in restarts] == ["warn" if n else "ok" for _, _, n in expected[1:]]
     assert "restarted 1 time in iteration" in restarts[[n for _, _, n in expected[1:]].index(1)]["finding"]
+
+
+def _jstat_lines(frame: pd.DataFrame) -> str:
+    """jstat -gc lines with ISO timestamps from a frame of at, OC, OU (a young GC between every two lines)."""
+    lines = [JSTAT_HEADER] + [
+        f"{row.at:%Y-%m-%dT%H:%M:%S.000Z} {500 + 60.0 * k:.1f} 0.0 1024.0 0.0 512.0 8192.0 4096.0 {row.OC:.1f} "
+        f"{row.OU:.1f} 4864.0 4500.0 512.0 400.0 {k} {0.01 * k:.3f} 0 0.000 0 0.000 {0.01 * k:.3f}"
+        for k, row in enumerate(frame.itertuples())]
+    return "\n".join(lines) + "\n"
+
+
+def _old_gen_fill_expected(frame: pd.DataFrame, full_pct: float) -> dict[int, tuple[str, float, float | None]]:
+    """Per iteration: severity, end share of capacity and seconds to full, from the samples inside it."""
+    run_s = (datetime.fromisoformat(ITERATIONS[-1]["end"]) - datetime.fromisoformat(ITERATIONS[0]["start"])).total_seconds()
+    out = {}
+    for it in ITERATIONS:
+        inside = frame[(frame["at"] >= datetime.fromisoformat(it["start"])) & (frame["at"] < datetime.fromisoformat(it["end"]))]
+        first, last = inside.iloc[0], inside.iloc[-1]
+        rate = (last["OU"] - first["OU"]) / (last["at"] - first["at"]).total_seconds()
+        full_in = (last["OC"] - last["OU"]) / rate if rate > 0 else None
+        share = 100 * last["OU"] / last["OC"]
+        warn = share >= full_pct or (full_in is not None and full_in <= run_s)
+        out[it["index"]] = ("warn" if warn else "ok", share, full_in)
+    return out
+
+
+def test_an_old_generation_near_full_or_filling_within_the_run_warns(tmp_path):
+    # no old-generation collection anywhere: the strict leak rule cannot judge, the fill rule must still warn
+    at = [_at(30 + 60 * k) for k in range(33)]
+    k = np.arange(33)
+    jvms = {
+        "near_full": pd.DataFrame({"at": at, "OC": 170000.0, "OU": 160000.0}),  # 94 % all along, not growing
+        # +6000 KB a minute until 10:10, then flat: full within the run's 32 minutes in iteration 1 only
+        "filling": pd.DataFrame({"at": at, "OC": 170000.0, "OU": 10000.0 + 6000 * np.minimum(k, 11)}),
+        "slow": pd.DataFrame({"at": at, "OC": 170000.0, "OU": 20000.0 + 300 * k}),  # full in hours
+    }
+    files = {f"{host}/jstat.log": _jstat_lines(frame) for host, frame in jvms.items()}
+    sources = [{"kind": "jstat", "host": host, "path": f"{host}/jstat.log"} for host in jvms]
+
+    def findings(thresholds: dict | None, name: str) -> pd.DataFrame:
+        extra = {"thresholds": thresholds} if thresholds else {}
+        root = write_bundle(tmp_path / name, files, sources, ITERATIONS, run_id=name, **extra)
+        ingest_bundle(root, tmp_path / f"{name}.duckdb", **QUIET)
+        return _query(tmp_path / f"{name}.duckdb", "select * from health_findings")
+
+    frame = findings(None, "default")
+    for host, samples in jvms.items():
+        expected = _old_gen_fill_expected(samples, 90)
+        for index, (severity, share, full_in) in expected.items():
+            row = one(frame, host, "old_gen_fill", index)
+            evidence = json.loads(row["evidence"])
+            assert (host, index, row["severity"]) == (host, index, severity)
+            assert evidence["old_used_end_pct"] == pytest.approx(share, abs=0.01)
+            assert evidence["full_in_s"] == (None if full_in is None else pytest.approx(full_in, abs=0.1))
+            if severity == "warn":
+                assert "A longer run is needed to tell a leak from promotion" in row["finding"]
+        assert one(frame, host, "old_gen_trend", None)["severity"] == "ok"  # the strict rule is unchanged
+    assert [e[0] for e in _old_gen_fill_expected(jvms["filling"], 90).values()] == ["warn", "ok", "ok"]
+    assert "within the run's length (1920 s)" in one(frame, "filling", "old_gen_fill", 1)["finding"]
+    assert all(e[0] == "warn" for e in _old_gen_fill_expected(jvms["near_full"], 90).values())
+    assert all(e[0] == "ok" for e in _old_gen_fill_expected(jvms["slow"], 90).values())
+
+    raised = findings({"old_gen_full_pct": 95}, "raised")
+    assert [one(raised, "near_full", "old_gen_fill", i)["severity"] for i in (1, 2, 3)] == ["ok"] * 3
+
+
+def test_old_gen_fill_is_ok_for_a_jvm_far_from_full(findings):
+    _, frame = findings
+    expected = _old_gen_fill_expected(app1_samples(), 90)
+    assert [one(frame, "app1", "old_gen_fill", i)["severity"] for i in (1, 2, 3)] == [e[0] for e in expected.values()]
+    assert [e[0] for e in expected.values()] == ["ok"] * 3

@@ -45,6 +45,11 @@ def warehouse(tmp_path):
         {"id": "errors", "metric": "error_rate", "op": "<=", "threshold": 0.01, "side": "server"},
         {"id": "client-avg", "metric": "avg_ms", "op": "<", "threshold": 250, "side": "client"},
         {"id": "no-errors", "metric": "error_rate", "op": "<=", "threshold": 0, "side": "server"},
+        {"id": "api1-errors", "metric": "error_rate", "op": "<=", "threshold": 0, "side": "server", "label": "/api/1"},
+        {"id": "api12-rate", "metric": "calls_per_s", "op": ">=", "threshold": 30, "side": "server", "label": "/api/[12]"},
+        {"id": "api02-rate", "metric": "calls_per_s", "op": ">=", "threshold": 30, "side": "server",
+         "label_regex": "/api/(0|2)", "host": "app", "role": "sut"},
+        {"id": "other-host", "metric": "avg_ms", "op": "<", "threshold": 250, "side": "server", "host": "app2"},
     ]
     source = {"kind": "access_log", "host": "app", "path": "access.log", "preset": "tomcat_common_d", "duration_unit": "ms"}
     root = write_bundle(tmp_path / "b", {"access.log": _log()}, [source], iterations, requirements)
@@ -111,3 +116,72 @@ def test_a_threshold_of_zero_has_no_margin_and_still_a_sentence(warehouse):
         (sentence,) = con.execute("select sentence from conclusions where subject = 'no-errors'").fetchone()
     assert sentence == ("no-errors: server error rate 1.00 % at 20.0 calls/s (iteration 1), limit <= 0 %: "
                         "does not hold at iterations 1, 2, 3; it never held.")
+
+
+def _expected(iteration: int, labels: set[int]) -> tuple[float, float]:
+    """calls/s and error rate of the requests of `labels` in an iteration, from the plan itself."""
+    calls = [n for n in range(PLAN[iteration][0]) if n % 3 in labels]
+    return len(calls) / 10, sum(n % 100 == 0 for n in calls) / len(calls)
+
+
+def test_a_scoped_requirement_is_judged_on_its_labels_and_host_only(warehouse):
+    v = _verdicts(warehouse)
+    for i in PLAN:
+        assert v[("api1-errors", i)][:2] == (pytest.approx(_expected(i, {1})[1]), pytest.approx(_expected(i, {1})[0]))
+        assert v[("api12-rate", i)][0] == pytest.approx(_expected(i, {1, 2})[0])
+        assert v[("api02-rate", i)][0] == pytest.approx(_expected(i, {0, 2})[0])
+    # /api/1 got the errors of n = 100 and 400 only: iteration 3 (n < 600) has both, iteration 1 one
+    assert [v[("api1-errors", i)][3] for i in PLAN] == [False, False, False]
+    assert v[("other-host", None)][2:4] == (False, None)
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        rows = dict(con.execute("select requirement_id, rule from verdicts where iteration is null").fetchall())
+        (sentence,) = con.execute("select sentence from conclusions where subject = 'other-host'").fetchone()
+    assert rows["api12-rate"] == "server calls_per_s >= 30 (label /api/[12])"
+    assert rows["api02-rate"] == "server calls_per_s >= 30 (label ~ /api/(0|2) host app role sut)"
+    assert rows["avg-under-250"] == "server avg_ms < 250"
+    assert sentence == "other-host: not judged: no server-side requests in its scope (host app2)."
+
+
+def test_a_requirement_at_a_load_is_judged_there_only_and_says_by_which_rule(tmp_path):
+    iterations = [
+        {"index": i, "start": (START + timedelta(seconds=20 * (i - 1))).isoformat(),
+         "end": (START + timedelta(seconds=20 * (i - 1) + 10)).isoformat(), "load": {"vus": 10 * i, "size": "1kb"}}
+        for i in PLAN
+    ]
+    requirements = [
+        {"id": "avg-at-20-vus", "metric": "avg_ms", "op": "<", "threshold": 250, "side": "server", "at_load": {"vus": 20}},
+        {"id": "avg-at-3", "metric": "avg_ms", "op": "<", "threshold": 250, "side": "server", "at": {"iteration": 3},
+         "min_calls_per_s": 15},
+        {"id": "avg-at-99-vus", "metric": "avg_ms", "op": "<", "threshold": 250, "side": "server", "at_load": {"vus": 99}},
+        {"id": "avg-busy", "metric": "avg_ms", "op": "<", "threshold": 250, "side": "server", "min_calls_per_s": 30},
+        {"id": "avg", "metric": "avg_ms", "op": "<", "threshold": 250, "side": "server"},
+    ]
+    source = {"kind": "access_log", "host": "app", "path": "access.log", "preset": "tomcat_common_d", "duration_unit": "ms"}
+    root = write_bundle(tmp_path / "b", {"access.log": _log()}, [source], iterations, requirements)
+    ingest_bundle(root, tmp_path / "w.duckdb", progress=lambda m: None)
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        rows = {(r, i): (judged, passed, by) for r, i, judged, passed, by in con.execute(
+            "select requirement_id, iteration, is_judged, passed, judged_by from verdicts").fetchall()}
+        (sentence,) = con.execute("select sentence from conclusions where subject = 'avg-at-99-vus'").fetchone()
+    assert [rows[("avg-at-20-vus", i)] for i in (1, 2, 3, None)] == [
+        (False, None, "load is not vus=20"), (True, True, "at load vus=20"), (False, None, "load is not vus=20"),
+        (True, True, "at load vus=20")]
+    # iteration 3 alone, and only once it reached 15 calls/s (it ran at 60): avg 300 ms > 250 there
+    assert [rows[("avg-at-3", i)] for i in (1, 3, None)] == [
+        (False, None, "not iteration 3"), (True, False, "at iteration 3 and min_calls_per_s 15"),
+        (True, False, "at iteration 3 and min_calls_per_s 15")]
+    assert rows[("avg-busy", 1)] == (False, None, "under min_calls_per_s 30")
+    assert rows[("avg", 1)] == (True, True, "every iteration")
+    assert rows[("avg-at-99-vus", None)][:2] == (False, None)
+    assert sentence == "avg-at-99-vus: not judged: no iteration with data met its rule (at load vus=99)."
+
+
+def test_a_requirement_at_an_unknown_iteration_is_refused(tmp_path):
+    from tasks.bundle.manifest import ManifestError, load_manifest
+
+    requirement = {"id": "x", "metric": "avg_ms", "op": "<", "threshold": 1, "side": "server", "at": {"iteration": 7}}
+    iterations = [{"index": 1, "start": START.isoformat(), "end": (START + timedelta(seconds=10)).isoformat()}]
+    source = {"kind": "access_log", "host": "app", "path": "access.log", "preset": "tomcat_common_d"}
+    root = write_bundle(tmp_path / "b", {"access.log": _log()}, [source], iterations, [requirement])
+    with pytest.raises(ManifestError, match="requirements.0.at.iteration: 7 is not an iteration index"):
+        load_manifest(root)

@@ -108,7 +108,7 @@ def test_published_next_to_the_bundle_and_linked_from_the_run(report_warehouse, 
     page = tmp_path / "elsewhere" / "validation.html"
     page.parent.mkdir()
     page.write_text("<!DOCTYPE html><title>validation</title>")
-    with duckdb.connect(str(copy)) as con:  # the validation task's outcome, as tasks/validate.py records it
+    with duckdb.connect(str(copy)) as con:  # the validation task's outcome, as tasks/validate/run.py records it
         con.execute("create table if not exists validations (run_id varchar, validated_at timestamptz, "
                     "success boolean, page_path varchar)")
         con.execute("insert into validations by name select 'sat-1' run_id, now() validated_at, true success, "

@@ -1,4 +1,4 @@
-"""The capacity mart: knee and maximum throughput per side, the load level read by tasks/ramp.py's own rule."""
+"""The capacity mart: knee and maximum throughput per side, the load level read by the ramp's own rule (tasks/bundle/load.py)."""
 
 from __future__ import annotations
 

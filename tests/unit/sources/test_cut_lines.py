@@ -90,3 +90,41 @@ def test_a_k6_csv_line_cut_inside_a_quoted_tag_loses_nothing_else(tmp_path):
     assert (count, elapsed) == (400, pytest.approx(sum(1.5 + n % 7 for n in range(400))))
     assert (result.rows, result.rejected) == (400, 1)
     assert rejected[0][0] == 152
+
+
+def test_many_cut_lines_are_found_in_one_pass(tmp_path, monkeypatch):
+    # 300 cut lines spread over a JTL: each one found by the byte scan, none by re-reading the rest of the file
+    from tasks.warehouse.sources import csv_pieces
+
+    slow_cuts = []
+    real_cut = csv_pieces._cut
+    monkeypatch.setattr(csv_pieces, "_cut", lambda *args: slow_cuts.append(args[1]) or real_cut(*args))
+    samples = [_jtl_line(n) for n in range(6000)]
+    lines = [JTL_HEADER]
+    for n, sample in enumerate(samples):
+        lines.append(sample)
+        if n % 20 == 7:
+            lines.append(f'{EPOCH_MS + 86_400_000 + n * 10},300,Lcut,500,"Internal {n}')
+    cut_lines = {number for number, line in enumerate(lines, 1) if "Lcut" in line}
+    assert len(cut_lines) == 300
+    result, (count, elapsed), rejected = _ingest(tmp_path, "\n".join(lines) + "\n",
+                                                 {"kind": "jtl", "host": "lg", "path": "r.jtl", "max_rejected_pct": 10})
+    assert (count, elapsed) == _expected_jtl(lines, cut_lines) == (6000, float(sum(100 + n % 50 for n in range(6000))))
+    assert (result.rows, result.rejected) == (6000, 300)
+    assert [line_no for line_no, _ in rejected] == sorted(cut_lines)
+    assert slow_cuts == []
+
+
+def test_a_stray_quote_beside_a_cut_line_is_one_reject(tmp_path):
+    # a quote inside an unquoted field with its quotes balanced: not a cut line for the scan, one line
+    # DuckDB refuses; the cut line before it is found by the scan and every count stays exact
+    good = [f'10.0.0.1 - - [02/Dec/2026:15:{n // 60:02d}:{n % 60:02d} +0100] "GET /g{n} HTTP/1.1" 200 5 {n % 90}'
+            for n in range(600)]
+    lines = (good[:100] + ['10.0.0.9 - - [02/Dec/2026:15:20:00 +0100] "GET /trunc HT'] + good[100:300]
+             + ['10.0.0.9 - - [02/Dec/2026:15:20:00 +0100] "GET /x" 2"00 5 3'] + good[300:])
+    source = {"kind": "access_log", "host": "w", "path": "a.log", "preset": "tomcat_common_d", "duration_unit": "ms",
+              "max_rejected_pct": 10}
+    result, (count, elapsed), rejected = _ingest(tmp_path, "\n".join(lines) + "\n", source)
+    assert (count, elapsed) == (600, float(sum(n % 90 for n in range(600))))
+    assert (result.rows, result.rejected) == (600, 2)
+    assert [line_no for line_no, _ in rejected] == [101, 302]

@@ -1,0 +1,86 @@
+-- The figures each requirement is judged on: per requirement and iteration, over the samples of its scope
+-- only. A request requirement's samples are the requests of its side, narrowed by label glob or regex,
+-- host and the role of the source's host (value = elapsed_ms); a k6 metric's are that metric's points
+-- (k6_metric_points, value = the point's value), narrowed the same way (label = the point's `name` tag).
+-- A background load's own results are side `background`, never part of a requirement's side.
+-- Statistics are those of int_request_stats (exact linear quantiles); `samples_per_s` = samples / duration_s.
+-- materialized: table
+-- grain: requirement_id, iteration
+-- Rows in an iteration's warm-up are left out (in_warmup), and duration_s is the time after it.
+-- upstream: requirements, iterations, requests, k6_metric_points, sources, in_warmup
+with requirements as (
+    select * from requirements where run_id = $run_id
+),
+
+run_sources as (
+    select source_key, side, host, role from sources where run_id = $run_id
+),
+
+windows as (
+    select iteration, started_at, warmup_s from iterations where run_id = $run_id
+),
+
+samples as (
+    select side, host, role, null as k6_metric, label, iteration, elapsed_ms as value, is_error
+    from requests
+    where run_id = $run_id and iteration is not null and not is_warmup
+    union all
+    select
+        'client' as side, run_sources.host, run_sources.role, points.metric as k6_metric, points.label,
+        points.iteration, points.value, null as is_error
+    from k6_metric_points as points
+    join run_sources using (source_key)
+    join windows using (iteration)
+    where run_sources.side is distinct from 'background' and not in_warmup(points.emitted_at, windows.started_at, windows.warmup_s)
+),
+
+scoped as (
+    select requirements.requirement_id, samples.iteration, samples.value, samples.is_error
+    from requirements
+    join samples
+        on samples.side = requirements.side
+        and samples.k6_metric is not distinct from requirements.k6_metric
+        and (requirements.host is null or samples.host = requirements.host)
+        and (requirements.role is null or samples.role = requirements.role)
+        and (requirements.label is null or samples.label glob requirements.label)
+        and (requirements.label_regex is null or regexp_full_match(samples.label, requirements.label_regex))
+),
+
+grouped as (
+    select
+        requirement_id,
+        iteration,
+        count(*) as samples,
+        count(*) filter (where is_error) as errors,
+        avg(value) as avg_value,
+        quantile_cont(value, [0.5, 0.9, 0.95, 0.99]) as quantiles,
+        min(value) as min_value,
+        max(value) as max_value,
+        sum(value) as total,
+        avg((value <> 0)::integer) as nonzero_share
+    from scoped
+    group by requirement_id, iteration
+),
+
+final as (
+    select
+        grouped.requirement_id,
+        grouped.iteration,
+        grouped.samples,
+        grouped.samples / iterations.duration_s as samples_per_s,
+        grouped.errors / grouped.samples as error_rate,
+        grouped.avg_value,
+        grouped.quantiles[1] as p50_value,
+        grouped.quantiles[2] as p90_value,
+        grouped.quantiles[3] as p95_value,
+        grouped.quantiles[4] as p99_value,
+        grouped.min_value,
+        grouped.max_value,
+        grouped.total,
+        grouped.total / iterations.duration_s as total_per_s,
+        grouped.nonzero_share
+    from grouped
+    join iterations on iterations.run_id = $run_id and iterations.iteration = grouped.iteration
+)
+
+select * from final

@@ -1,0 +1,63 @@
+-- Report query: `perfcampaign history`: a campaign's series, each oldest run first (the last $last runs of
+-- each), excluded runs included and marked, change points and outliers marked with their size, the labels
+-- that changed with them and their triage, and the first run of each plan after another.
+-- grain: one row per (scenario, plan_id, side, host, iteration, label, metric, run_id)
+-- upstream: series_values, history_exclusions, change_points, is_wanted
+with points as (
+    select
+        *,
+        row_number() over (partition by scenario, plan_id, side, host, iteration, label, metric
+                           order by run_started_at desc, run_id desc) as from_newest,
+        min(run_started_at) over (partition by scenario, plan_id) as plan_first_at
+    from series_values
+    where campaign = $campaign
+        and is_wanted(scenario, $scenario) and is_wanted(metric, $metric) and is_wanted(side, $side)
+        and is_wanted(iteration, $iteration) and is_wanted(label, $label) and is_wanted(host, $host)
+),
+
+excluded as (
+    select run_id, string_agg(reason, '; ' order by cause) as reason
+    from history_exclusions
+    where campaign = $campaign
+    group by run_id
+),
+
+plans as (
+    select scenario, plan_id, min(run_started_at) as first_at, any_value(plan) as plan
+    from series_values
+    where campaign = $campaign
+    group by scenario, plan_id
+),
+
+first_of_plan as (
+    select this.scenario, this.plan_id, this.first_at, this.plan
+    from plans as this
+    where exists (select 1 from plans as other
+                  where other.scenario = this.scenario and other.first_at < this.first_at)
+),
+
+final as (
+    select
+        points.scenario, points.plan_id, points.side, points.host, points.iteration, points.label, points.metric,
+        points.run_id, points.run_started_at, points.value, points.calls, points.plan_first_at,
+        concat_ws('; ',
+            case when excluded.reason is not null then 'excluded: ' || excluded.reason end,
+            case when first_of_plan.plan is not null and points.run_started_at = first_of_plan.first_at
+                then 'plan changed: ' || first_of_plan.plan || ' (another series)' end,
+            case when changes.kind is not null then
+                changes.kind || ' ' || coalesce(printf('%+.1f %%', changes.change_pct), 'from 0') || ' ' || changes.direction
+                || coalesce(' (' || changes.label_changes || ')', '') || ', ' || changes.status || ', id '
+                || changes.change_id end
+        ) as note
+    from points
+    left join excluded using (run_id)
+    left join first_of_plan using (scenario, plan_id)
+    left join change_points as changes
+        on changes.campaign = $campaign and changes.scenario = points.scenario and changes.plan_id = points.plan_id
+        and changes.side = points.side and changes.host = points.host and changes.iteration = points.iteration
+        and changes.label = points.label and changes.metric = points.metric and changes.run_id = points.run_id
+    where points.from_newest <= $last
+)
+
+select * exclude (plan_first_at) from final
+order by scenario, plan_first_at, plan_id, side, host, iteration, label, metric, run_started_at, run_id

@@ -1,0 +1,46 @@
+-- Base tables of the nightly history (tasks/history). Not keyed by the runs a re-ingest replaces: what a
+-- person decided (triage, exclusions) survives re-ingests and mart rebuilds; the analysis rewrites its
+-- campaign's detected changes in one transaction after every ingest or validation of one of its runs.
+
+-- Runs a person marked invalid (`perfcampaign exclude RUN_ID --note`): in no series (view history_exclusions).
+-- grain: one row per run_id
+create table if not exists run_exclusions (
+    run_id varchar not null,
+    note varchar not null,
+    excluded_at timestamptz not null
+);
+
+-- A person's verdict on a change point (`perfcampaign triage CHANGE_ID`): acknowledged, expected or invalid.
+-- grain: one row per change_id
+create table if not exists change_triage (
+    change_id varchar not null,
+    status varchar not null,
+    note varchar,
+    triaged_at timestamptz not null
+);
+
+-- Change points and outliers the last analysis of each campaign found (the view change_points adds triage).
+-- grain: one row per change_id
+create table if not exists detected_changes (
+    change_id varchar not null,
+    campaign varchar not null,
+    scenario varchar,
+    plan_id varchar,
+    side varchar,
+    host varchar,
+    iteration integer,
+    label varchar,
+    metric varchar,
+    run_id varchar not null,
+    run_started_at timestamptz,
+    previous_run_id varchar,
+    before_value double,
+    after_value double,
+    change_pct double,
+    direction varchar,
+    p_value double,
+    kind varchar,
+    label_changes varchar,
+    first_detected_in varchar,
+    detected_at timestamptz
+);

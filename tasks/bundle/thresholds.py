@@ -1,0 +1,29 @@
+"""The one list of named thresholds a manifest's (or campaign's) `thresholds:` map may set, with defaults.
+
+The SQL models and the validation read these names with these defaults; tests/unit/test_thresholds.py
+checks that every name read anywhere is here, every name here is read, and the defaults agree, so a key
+that nothing reads is refused at load instead of being ignored.
+"""
+
+from __future__ import annotations
+
+THRESHOLDS: dict[str, float] = {
+    # requests (int_request_stats): a call slower than this counts in slow_calls
+    "slow_call_ms": 1000,
+    # health findings (int_health_thresholds, docs/warehouse-host-metrics.md)
+    "cpu_idle_min_pct": 10,
+    "loadgen_cpu_idle_min_pct": 10,
+    "cpu_busy_share_pct": 50,
+    "cpu_wait_max_pct": 10,
+    "gc_overhead_max_pct": 5,
+    "old_gen_growth_max_pct_per_h": 5,
+    "old_gen_full_pct": 90,
+    "container_mem_growth_max_pct_per_h": 5,
+    "trend_min_span_s": 300,
+    "net_per_call_max_ratio": 3,
+    # data checks and clock skew (docs/warehouse.md)
+    "clock_skew_max_s": 2,
+    "clock_skew_search_s": 300,
+    "run_margin_s": 60,
+    "background_rate_tolerance_pct": 10,
+}

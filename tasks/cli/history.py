@@ -1,0 +1,161 @@
+"""`perfcampaign history`, `changes`, `triage` and `exclude`: the nightly history of a campaign (docs/history.md)."""
+
+from __future__ import annotations
+
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from tasks.cli.output import FormatOption, write_rows
+from tasks.history.options import HistoryError, campaign_options
+from tasks.warehouse.connection import open_warehouse, warehouse_path
+from tasks.warehouse.models import model_sql
+
+WarehouseOption = Annotated[Optional[str], typer.Option("--warehouse", "-w", help="DuckDB file or DuckLake URL")]
+FAIL_ON = 3  # the exit code of `changes --fail-on regression` when an untriaged regression is listed
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(code=1)
+
+
+def _rows(con, name: str, params: dict) -> tuple[list[str], list[tuple]]:
+    cursor = con.execute(model_sql(f"reports/{name}"), params)
+    return [d[0] for d in cursor.description], cursor.fetchall()
+
+
+def history_command(
+    campaign: Annotated[str, typer.Argument(help="the campaign whose history to show")],
+    scenario: Annotated[Optional[str], typer.Option(help="only this scenario")] = None,
+    metric: Annotated[Optional[str], typer.Option(help="only this metric (p95_ms, calls_per_s, error_rate, ...)")] = None,
+    side: Annotated[Optional[str], typer.Option(help="server, client, host or jvm")] = None,
+    iteration: Annotated[Optional[int], typer.Option(help="only this iteration index")] = None,
+    label: Annotated[Optional[str], typer.Option(help="'(all)' or one label")] = None,
+    host: Annotated[Optional[str], typer.Option(help="'(all)' or one host")] = None,
+    last: Annotated[int, typer.Option(help="the last N runs of each series", min=1)] = 60,
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = "table",
+) -> None:
+    """A campaign's series, newest last, with change points, outliers, exclusions and plan changes marked."""
+    filters = {"campaign": campaign, "scenario": scenario, "metric": metric, "side": side, "iteration": iteration,
+               "label": label, "host": host}
+    with open_warehouse(warehouse_path(warehouse)) as con:
+        if not con.execute("select count(*) from runs where campaign = $c", {"c": campaign}).fetchone()[0]:
+            _fail(f"no campaign {campaign!r} in {warehouse_path(warehouse)} (see `perfcampaign runs`)")
+        settings = campaign_options(con, campaign)
+        columns, rows = _rows(con, "history_table", {**filters, "last": last})
+        _, plans = _rows(con, "history_plans", filters)
+    if not rows:
+        _fail(f"no series of {campaign} match the filters")
+    for scenario_name, plan_id, plan, series, most, fewest in plans:
+        enough = "" if fewest >= settings.min_runs else (
+            f"; {'every' if most < settings.min_runs else 'some'} series with fewer than the {settings.min_runs} "
+            f"comparable runs needed ({fewest} at least): no change is claimed on those")
+        typer.echo(f"{scenario_name or '-'} plan {plan_id} ({plan}): {series} series, up to {most} comparable "
+                   f"runs{enough}", err=True)
+    if len(plans) > 1:
+        typer.echo("runs of another iteration plan are another series (marked 'plan changed')", err=True)
+    if fmt == "table":
+        columns, rows, title = _varying(columns, rows)
+        typer.echo(title)  # above the table, not as its title: rich would fold it to the table's width
+    write_rows(columns, rows, fmt, out=sys.stdout)
+
+
+def _varying(columns: list[str], rows: list[tuple]) -> tuple[list[str], list[tuple], str]:
+    """For the terminal: columns with one value in every row go into the title."""
+    constant = [i for i, name in enumerate(columns)
+                if name not in ("value", "calls", "note", "run_id", "run_started_at") and len({row[i] for row in rows}) == 1]
+    title = " ".join(f"{columns[i]}={rows[0][i]}" for i in constant)
+    kept = [i for i in range(len(columns)) if i not in constant]
+    return [columns[i] for i in kept], [tuple(row[i] for i in kept) for row in rows], title
+
+
+def changes_command(
+    campaign: Annotated[Optional[str], typer.Option(help="only this campaign")] = None,
+    since: Annotated[Optional[str], typer.Option(help="only changes at runs started on or after DATE (YYYY-MM-DD)")] = None,
+    status: Annotated[Optional[str], typer.Option(help="new, acknowledged, expected or invalid")] = None,
+    fail_on: Annotated[Optional[str], typer.Option("--fail-on", help="regression: exit 3 when an untriaged "
+                                                   "regression is listed")] = None,
+    warehouse: WarehouseOption = None,
+    fmt: FormatOption = "table",
+) -> None:
+    """Change points and outliers of every series, regressions first; for CI with --fail-on regression."""
+    if fail_on not in (None, "regression"):
+        raise typer.BadParameter(f"{fail_on!r}: expected regression", param_hint="--fail-on")
+    if status not in (None, "new", "acknowledged", "expected", "invalid"):
+        raise typer.BadParameter(f"{status!r}: expected new, acknowledged, expected or invalid", param_hint="--status")
+    try:
+        since_date = date.fromisoformat(since) if since else None
+    except ValueError:
+        raise typer.BadParameter(f"{since!r}: expected a date YYYY-MM-DD", param_hint="--since") from None
+    with open_warehouse(warehouse_path(warehouse)) as con:
+        columns, rows = _rows(con, "history_changes", {"campaign": campaign, "since": since_date, "status": status})
+    shown = columns if fmt != "table" else ["change_id", "scenario", "side", "host", "iteration", "label", "metric",
+                                            "run_id", "change_pct", "direction", "kind", "status", "label_changes"]
+    index = [columns.index(name) for name in shown]
+    write_rows(shown, [tuple(row[i] for i in index) for row in rows], fmt, out=sys.stdout,
+               title=f"{len(rows)} change points and outliers" if fmt == "table" else "")
+    records = [dict(zip(columns, row)) for row in rows]
+    untriaged = [r for r in records if (r["direction"], r["status"], r["kind"]) == ("regression", "new", "change")]
+    if fail_on and untriaged:
+        typer.echo(f"{len(untriaged)} untriaged regressions (triage them with `perfcampaign triage CHANGE_ID`)", err=True)
+        raise typer.Exit(code=FAIL_ON)
+
+
+def triage_command(
+    change_id: Annotated[str, typer.Argument(help="the change point (see `perfcampaign changes`)")],
+    acknowledge: Annotated[bool, typer.Option("--acknowledge", help="a real change, being looked at")] = False,
+    expected: Annotated[bool, typer.Option("--expected", help="a change that was meant (a new feature, a bigger test)")] = False,
+    invalid: Annotated[bool, typer.Option("--invalid", help="not a change of the system under test")] = False,
+    note: Annotated[Optional[str], typer.Option(help="why")] = None,
+    warehouse: WarehouseOption = None,
+) -> None:
+    """Set the status of a change point; it survives re-analysis, re-ingest and mart rebuilds."""
+    chosen = [name for name, flag in (("acknowledged", acknowledge), ("expected", expected), ("invalid", invalid)) if flag]
+    if len(chosen) != 1:
+        raise typer.BadParameter("give exactly one of --acknowledge, --expected, --invalid")
+    from tasks.history.triage import triage_change  # heavy: the analysis (scipy, pandas)
+
+    try:
+        with open_warehouse(warehouse_path(warehouse), write=True) as con:
+            triage_change(con, change_id, chosen[0], note)
+    except HistoryError as exc:
+        _fail(str(exc))
+    typer.echo(f"{change_id}: {chosen[0]}")
+
+
+def exclude_command(
+    run_id: Annotated[str, typer.Argument(help="the run to leave out of every series")],
+    note: Annotated[str, typer.Option(help="why (required)")],
+    warehouse: WarehouseOption = None,
+) -> None:
+    """Mark a run invalid: it leaves every series of its campaign, which is re-analysed."""
+    from tasks.history.triage import exclude_run  # heavy: the analysis (scipy, pandas)
+
+    path = warehouse_path(warehouse)
+    if not path.exists():
+        _fail(f"no warehouse at {path}: load a bundle first with `perfcampaign ingest BUNDLE`")
+    try:
+        with open_warehouse(path, write=True) as con:
+            outcome = exclude_run(con, run_id, note)
+    except HistoryError as exc:
+        _fail(str(exc))
+    typer.echo(f"{run_id}: excluded")
+    typer.echo(outcome.line(), err=True)
+
+
+def analyse_after(warehouse: Path | None, run_id: str) -> None:
+    """After an ingest or a validation: re-analyse the run's campaign and say what it found, on stderr."""
+    from tasks.history.analysis import analyse_run  # heavy: scipy, pandas
+
+    outcome = analyse_run(warehouse_path(warehouse), run_id)
+    typer.echo(outcome.line(), err=True)
+    for change in outcome.new_regressions:
+        typer.echo(f"  new regression {change['change_id']}: {change['side']} {change['host']} it "
+                   f"{change['iteration']} {change['label']} {change['metric']} {change['change_pct']:+.1f} % "
+                   f"at {change['run_id']}" + (f" ({change['label_changes']})" if change["label_changes"] else ""),
+                   err=True)

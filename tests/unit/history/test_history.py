@@ -1,0 +1,271 @@
+"""Nightly history end to end on real bundles (tests/history_nights.py): series, change points against the
+truth the nights were written with, exclusions, outliers, plan changes, triage and the commands.
+
+32 nights of one campaign (3 iterations, two access logs and a client JTL, 3 % run-to-run noise):
+latency +20 % on both sides at night 10, a one-night outlier (x 1.6) at 14, capacity -20 % at 18, a failed
+run (x 2) at 21, server latency -15 % at 24, client errors 1 % -> 5 % at 27, and from night 29 another load
+in iteration 3 (another plan, 3 runs: too few to claim anything).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tasks.history.analysis import analyse_run
+from tasks.warehouse.ingest import ingest_bundle
+from tests.history_nights import LATENCY_METRICS, Night, write_night
+
+NIGHTS = 32
+ROOT = Path(__file__).resolve().parents[3]
+SHIFTS = [  # (night, side, metrics, direction)
+    (10, "server", LATENCY_METRICS, "regression"), (10, "client", LATENCY_METRICS, "regression"),
+    (18, "server", ("calls_per_s",), "regression"), (18, "client", ("calls_per_s",), "regression"),
+    (24, "server", LATENCY_METRICS, "improvement"),
+    (27, "client", ("error_rate",), "regression"),
+]
+OUTLIER, FAILED, NEW_PLAN = 14, 21, 29
+
+
+def night(n: int) -> Night:
+    """The true levels of night n."""
+    latency = {"server": 1.0, "client": 1.0}
+    capacity, errors, version = 1.0, 0.01, "1.0.0"
+    if n >= 10:
+        latency, version = {"server": 1.2, "client": 1.2}, "1.1.0"
+    if n >= 18:
+        capacity, version = 0.8, "1.2.0"
+    if n >= 24:
+        latency, version = {"server": 1.2 * 0.85, "client": 1.2}, "1.3.0"
+    if n >= 27:
+        errors, version = 0.05, "1.4.0"
+    if n in (OUTLIER, FAILED):
+        latency = {side: level * (1.6 if n == OUTLIER else 2.0) for side, level in latency.items()}
+    return Night(latency=latency, capacity={"server": capacity, "client": capacity},
+                 errors={"server": 0.01, "client": errors}, status="failed" if n == FAILED else "completed",
+                 vus_3=24 if n >= NEW_PLAN else 18, version=version)
+
+
+def run_id(n: int) -> str:
+    return f"nightly-{n:03d}"
+
+
+@pytest.fixture(scope="module")
+def warehouse(tmp_path_factory) -> Path:
+    """Every night ingested; the history analysed the morning after night 11, and after the last night."""
+    work = tmp_path_factory.mktemp("nights")
+    path = work / "w.duckdb"
+    for n in range(NIGHTS):
+        ingest_bundle(write_night(work, n, night(n)), path, progress=lambda message: None)
+        if n == 11:
+            analyse_run(path, run_id(n))
+    analyse_run(path, run_id(NIGHTS - 1))
+    return path
+
+
+def query(path: Path, sql: str, params: dict | None = None) -> list[tuple]:
+    with duckdb.connect(str(path), read_only=True) as con:
+        return con.execute(sql, params).fetchall()
+
+
+def main_plan_series(path: Path) -> dict[tuple, list[str]]:
+    """Series key -> its runs in order, for the plan of the first night."""
+    rows = query(path, "select side, host, iteration, label, metric, list(run_id order by run_started_at) from series "
+                       "where plan_id = (select plan_id from series where run_id = 'nightly-000' limit 1) group by all")
+    return {row[:5]: row[5] for row in rows}
+
+
+def test_shifted_series_are_found_at_the_right_run_with_at_most_one_false_change(warehouse):
+    series = main_plan_series(warehouse)
+    changes = query(warehouse, "select side, host, iteration, label, metric, run_id, direction from change_points "
+                               "where kind = 'change'")
+    found_at: dict[tuple, list[tuple[int, str]]] = {}
+    for side, host, iteration, label, metric, at, direction in changes:
+        key = (side, host, iteration, label, metric)
+        found_at.setdefault(key, []).append((series[key].index(at), direction))
+    truth, found, wrong_direction, matched = 0, 0, [], set()
+    for shift_night, side, metrics, direction in SHIFTS:
+        for key, runs in series.items():
+            if key[0] != side or key[4] not in metrics:
+                continue
+            truth += 1
+            position = runs.index(run_id(shift_night))
+            hits = [(p, d) for p, d in found_at.get(key, []) if abs(p - position) <= 1]
+            if hits:
+                found += 1
+                matched.update((key, p) for p, _ in hits)
+                wrong_direction += [(key, d) for _, d in hits if d != direction]
+    false = [(key, p) for key, hits in found_at.items() for p, _ in hits if (key, p) not in matched]
+    assert truth > 150
+    assert found / truth >= 0.9, f"found {found} of {truth}"
+    assert len(false) <= 1, false
+    assert not wrong_direction, wrong_direction[:5]
+
+
+def test_a_one_night_outlier_is_one_outlier_not_two_changes(warehouse):
+    at_outlier = query(warehouse, "select kind, direction, count(*) from change_points where run_id in ($a, $b) "
+                                  "group by all", {"a": run_id(OUTLIER), "b": run_id(OUTLIER + 1)})
+    kinds = {(kind, direction): count for kind, direction, count in at_outlier}
+    assert set(kinds) == {("outlier", "regression")}
+    # every latency series of the main plan holds it
+    latency = [key for key in main_plan_series(warehouse) if key[4] in LATENCY_METRICS]
+    assert kinds["outlier", "regression"] >= 0.9 * len(latency)
+
+
+def test_a_failed_run_is_in_no_series_and_in_the_exclusions(warehouse):
+    assert query(warehouse, "select count(*) from series where run_id = $r", {"r": run_id(FAILED)}) == [(0,)]
+    assert query(warehouse, "select count(*) > 0 from series_values where run_id = $r", {"r": run_id(FAILED)}) == [(True,)]
+    assert query(warehouse, "select cause, reason from history_exclusions") == [("failed", "run failed: stage lost half way")]
+    assert query(warehouse, "select count(*) from change_points where run_id in ($a, $b)",
+                 {"a": run_id(FAILED), "b": run_id(FAILED + 1)}) == [(0,)]
+
+
+def test_another_plan_is_another_series_too_short_to_claim_anything(warehouse):
+    plans = query(warehouse, "select plan_id, count(distinct run_id) from series group by 1 order by 2")
+    assert [count for _, count in plans] == [NIGHTS - NEW_PLAN, NEW_PLAN - 1]
+    assert query(warehouse, "select count(*) from change_points where plan_id = $p", {"p": plans[0][0]}) == [(0,)]
+
+
+def test_changes_say_which_labels_changed_and_when_they_were_first_seen(warehouse):
+    rows = query(warehouse, "select distinct label_changes, first_detected_in from change_points "
+                            "where run_id = $r and kind = 'change'", {"r": run_id(10)})
+    assert rows == [("sut_version 1.0.0 → 1.1.0", run_id(11))]  # known the morning after the first night at it
+    later = query(warehouse, "select distinct first_detected_in from change_points where run_id = $r", {"r": run_id(18)})
+    assert later == [(run_id(NIGHTS - 1),)]
+
+
+def command(path: Path, *args: str) -> subprocess.CompletedProcess:
+    """`perfcampaign ARGS -w PATH` as a user runs it: another process."""
+    return subprocess.run([sys.executable, "-c", "from tasks.cli.main import main; main()", *args, "-w", str(path)],
+                          capture_output=True, text=True, cwd=ROOT)
+
+
+def cli(path: Path, *args: str):
+    """The same command run in this process (typer's runner): returncode, stdout and stderr as `command` has."""
+    from typer.testing import CliRunner
+
+    from tasks.cli.main import app
+
+    result = CliRunner().invoke(app, [*args, "-w", str(path)])
+    result.returncode = result.exit_code
+    return result
+
+
+@pytest.fixture
+def copy(warehouse, tmp_path) -> Path:
+    """A copy of the nightly warehouse that a test may change."""
+    target = tmp_path / "w.duckdb"
+    shutil.copyfile(warehouse, target)
+    return target
+
+
+def test_history_marks_changes_exclusions_and_the_new_plan(warehouse):
+    done = command(warehouse, "history", "nightly", "--metric", "p95_ms", "--side", "server", "--host", "(all)",
+                   "--iteration", "3", "--label", "(all)", "-f", "csv")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1 + NIGHTS
+    by_run = {line.split(",")[7]: line for line in lines[1:]}
+    assert "change +" in by_run[run_id(10)] and "sut_version 1.0.0 → 1.1.0" in by_run[run_id(10)]
+    assert "outlier +" in by_run[run_id(OUTLIER)]
+    assert "excluded: run failed" in by_run[run_id(FAILED)]
+    assert "plan changed" in by_run[run_id(NEW_PLAN)]
+    assert "fewer than the 5 comparable runs needed (3 at least): no change is claimed" in done.stderr
+    last = cli(warehouse, "history", "nightly", "--metric", "p95_ms", "--side", "server", "--host", "(all)",
+               "--iteration", "3", "--label", "(all)", "--last", "2", "-f", "csv")
+    assert [line.split(",")[7] for line in last.stdout.splitlines()[1:]] == \
+        [run_id(NEW_PLAN - 2), run_id(NEW_PLAN - 1), run_id(NIGHTS - 2), run_id(NIGHTS - 1)]
+    table = cli(warehouse, "history", "nightly", "--metric", "p95_ms", "--side", "server", "--host", "(all)",
+                "--iteration", "3", "--label", "(all)")
+    ((change_id,),) = query(warehouse, "select change_id from change_points where side = 'server' and host = '(all)' "
+                                       "and iteration = 3 and label = '(all)' and metric = 'p95_ms' and run_id = $r",
+                            {"r": run_id(10)})
+    assert f"(sut_version 1.0.0 → 1.1.0), new, id {change_id}" in table.stdout  # the whole note, in a table too
+
+
+def test_changes_fail_on_an_untriaged_regression_until_triaged(copy):
+    listed = command(copy, "changes", "--campaign", "nightly", "--since", "2026-10-28", "-f", "json", "--fail-on",
+                     "regression")
+    assert listed.returncode == 3, listed.stderr
+    import json
+
+    rows = json.loads(listed.stdout)
+    assert {row["metric"] for row in rows if row["kind"] == "change"} == {"error_rate"}
+    assert rows[0]["direction"] == "regression"
+    for row in rows:
+        if row["direction"] == "regression" and row["kind"] == "change":
+            assert cli(copy, "triage", row["change_id"], "--expected", "--note", "more errors on purpose").returncode == 0
+    assert cli(copy, "changes", "--campaign", "nightly", "--since", "2026-10-28", "--fail-on", "regression").returncode == 0
+    assert query(copy, "select distinct status, triage_note from change_points where metric = 'error_rate' "
+                       "and kind = 'change'") == [("expected", "more errors on purpose")]
+
+
+def test_triage_of_an_unknown_change_or_run_changes_nothing(copy):
+    before = query(copy, "select count(*) from change_triage union all select count(*) from run_exclusions")
+    done = command(copy, "triage", "0123456789ab", "--acknowledge")
+    assert done.returncode == 1 and "no change point '0123456789ab'" in done.stderr
+    done = cli(copy, "exclude", "nightly-999", "--note", "x")
+    assert done.returncode == 1 and "no run 'nightly-999'" in done.stderr
+    assert query(copy, "select count(*) from change_triage union all select count(*) from run_exclusions") == before
+
+
+def test_an_excluded_run_leaves_the_series_and_survives_a_re_ingest(copy, tmp_path):
+    done = cli(copy, "exclude", run_id(OUTLIER), "--note", "load generator swapping")
+    assert done.returncode == 0, done.stderr
+    assert query(copy, "select count(*) from series where run_id = $r", {"r": run_id(OUTLIER)}) == [(0,)]
+    assert query(copy, "select count(*) from change_points where run_id = $r", {"r": run_id(OUTLIER)}) == [(0,)]
+    # a re-ingest of the run (the marts rebuilt for it) keeps the person's word
+    again = command(copy, "ingest", str(write_night(tmp_path, OUTLIER, night(OUTLIER))))
+    assert again.returncode == 0, again.stderr
+    assert query(copy, "select cause, reason from history_exclusions where run_id = $r", {"r": run_id(OUTLIER)}) == \
+        [("person", "marked invalid: load generator swapping")]
+
+
+def test_the_report_fails_a_testcase_per_new_regression_and_shows_the_history(warehouse, tmp_path):
+    from tasks.report.build import build_report
+
+    files = build_report(warehouse, run_id(11), tmp_path / "r11")
+    new = query(warehouse, "select count(*) from change_points where first_detected_in = $r and kind = 'change' "
+                           "and direction = 'regression' and status = 'new'", {"r": run_id(11)})[0][0]
+    assert new > 20
+    junit = files.path("junit").read_text()
+    assert junit.count('type="Regression"') == new
+    assert "sut_version 1.0.0 → 1.1.0" in junit
+    html = files.path("html").read_text()
+    assert 'id="fig-history"' in html and f"{new} new regressions found by this run's analysis" in html
+
+
+def test_the_baseline_comes_from_the_current_segment(warehouse, tmp_path):
+    from tasks.report.data import default_baseline
+
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        from tasks.warehouse.models import run_ddl
+
+        run_ddl(con, "macros")
+        baselines = {n: default_baseline(con, run_id(n), {"labels": {}}) for n in (10, 11, OUTLIER + 1, FAILED + 1)}
+    assert baselines == {10: run_id(9), 11: run_id(10), OUTLIER + 1: run_id(OUTLIER - 1), FAILED + 1: run_id(FAILED - 1)}
+
+
+def test_a_change_that_moves_to_the_next_run_keeps_its_first_detection_and_triage(copy):
+    """As more nights arrive a change may settle one run later: the same finding, not a new regression."""
+    from tasks.history.analysis import analyse_campaign
+    from tasks.warehouse.connection import open_warehouse
+
+    key = {"side": "server", "host": "(all)", "iteration": 3, "label": "(all)", "metric": "p95_ms", "kind": "change"}
+    where = " and ".join(f"{name} = ${name}" for name in key)
+    ((change_id, at, first),) = query(copy, f"select change_id, run_id, first_detected_in from change_points "
+                                            f"where {where} and run_id = $r", {**key, "r": run_id(10)})
+    with open_warehouse(copy, write=True) as con:
+        # as if an earlier analysis had placed it one night before, and a person had triaged it there
+        con.execute("update detected_changes set change_id = 'earlier', run_id = $r, first_detected_in = 'x' "
+                    "where change_id = $c", {"r": run_id(9), "c": change_id})
+        con.execute("insert into change_triage values ('earlier', 'acknowledged', 'on it', now())")
+        outcome = analyse_campaign(con, "nightly", run_id(NIGHTS - 1))
+    assert change_id not in {change["change_id"] for change in outcome.new_regressions}
+    assert query(copy, "select first_detected_in, status, triage_note from change_points where change_id = $c",
+                 {"c": change_id}) == [("x", "acknowledged", "on it")]
