@@ -23,6 +23,7 @@ system-test-deps:
 	@missing=""; \
 	 test -x /usr/sbin/sshd || missing="$$missing openssh-server"; \
 	 command -v chromium >/dev/null || missing="$$missing chromium"; \
+	 test -x /usr/lib/postgresql/15/bin/initdb || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	 if [ -n "$$missing" ]; then \
 	   if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	     echo "installing$$missing (apt-get)"; \

@@ -6,7 +6,10 @@ scan), parsing every column typed (keeping nothing), and loading every column in
 ingest at least one third of the bare-scan rate, under 2 GB peak RSS for 10 M rows. Prints one block per
 file: each step's seconds, rows/s, and the ingest's rate as a share of that step's.
 
-    .venv/bin/python bench/ingest.py [--rows 10000000] [--keep DIR] [--only access_log|jtl]
+    .venv/bin/python bench/ingest.py [--rows 10000000] [--keep DIR] [--only access_log|jtl] [--warehouse LAKE_URL]
+
+With --warehouse, the same bundle is also ingested into that warehouse (a DuckLake URL, credentials in the
+environment as docs/scaling.md says) and its rate printed beside the file's (target: at least half).
 """
 
 from __future__ import annotations
@@ -142,7 +145,7 @@ def ingest_in_child(bundle: Path, warehouse: Path) -> tuple[float, float]:
     return figures["s"], figures["rss_mb"]
 
 
-def bench_one(kind: str, rows: int, workdir: Path) -> dict:
+def bench_one(kind: str, rows: int, workdir: Path, lake: str | None = None) -> dict:
     rate = 2_000
     bundle = workdir / kind
     bundle.mkdir(parents=True, exist_ok=True)
@@ -155,14 +158,16 @@ def bench_one(kind: str, rows: int, workdir: Path) -> dict:
         generate_jtl(raw, rows, rate)
         source = {"kind": "jtl", "host": "loadgen", "path": raw.name}
     manifest = {
-        "format": 1, "run_id": f"bench-{kind}", "campaign": "bench", "timezone": "UTC",
+        "format": 1, "run_id": f"bench-{kind}-{int(time.time())}", "campaign": "bench", "timezone": "UTC",
         "iterations": _iterations(rows, rate),
         "requirements": [{"id": "p95", "metric": "p95_ms", "op": "<", "threshold": 200, "side": "server"}],
         "sources": [source],
     }
     (bundle / "run.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
     ingest_s, rss_mb = ingest_in_child(bundle, workdir / f"{kind}.duckdb")
+    lake_s = ingest_in_child(bundle, lake)[0] if lake else None
     return {
+        "lake_s": lake_s,
         "kind": kind, "rows": rows, "size_mb": raw.stat().st_size / 1e6, "rss_mb": rss_mb,
         "seconds": {  # the best of two for DuckDB's own reads, which vary most with the page cache
             "DuckDB line scan (count lines)": min(line_scan_seconds(raw) for _ in range(2)),
@@ -181,6 +186,9 @@ def print_result(r: dict) -> None:
     for step, seconds in r["seconds"].items():
         print(f"  {step:<41} {seconds:>8.2f} {r['rows'] / seconds:>12,.0f} {seconds / ingest_s:>12.2f}")
     print(f"  peak RSS of the ingest: {r['rss_mb']:,.0f} MB", flush=True)
+    if r["lake_s"]:
+        print(f"  {'perfcampaign ingest into the lake':<41} {r['lake_s']:>8.2f} {r['rows'] / r['lake_s']:>12,.0f} "
+              f"{ingest_s / r['lake_s']:>12.2f}  (lake rate / file rate; target >= 0.5)", flush=True)
 
 
 def main() -> None:
@@ -188,12 +196,13 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--keep", type=Path, help="keep generated files here instead of a temp folder")
     parser.add_argument("--only", choices=("access_log", "jtl"))
+    parser.add_argument("--warehouse", help="also ingest into this DuckLake URL (ducklake:...)")
     args = parser.parse_args()
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="perfcampaign-bench-"))
     kinds = [args.only] if args.only else ["access_log", "jtl"]
     try:
         for kind in kinds:
-            print_result(bench_one(kind, args.rows, workdir))
+            print_result(bench_one(kind, args.rows, workdir, args.warehouse))
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)

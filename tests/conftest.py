@@ -35,3 +35,11 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
 def samples() -> Path:
     """Real perflogs from public test suites and from our own demo stage (see data/samples/SOURCES.md)."""
     return SAMPLES
+
+
+@pytest.fixture(scope="session")
+def sample_warehouse(tmp_path_factory) -> Path:
+    """A warehouse file with every sample bundle ingested and validated through the CLI (tests/golden)."""
+    from tests.golden.public_tables import ingest_samples
+
+    return ingest_samples(tmp_path_factory.mktemp("samples-warehouse"))

@@ -26,7 +26,7 @@ def as_rows(items: list) -> tuple[list[str], list[tuple]]:
 def compare_command(
     run_a: Annotated[str, typer.Argument(help="the run before (the baseline)")],
     run_b: Annotated[str, typer.Argument(help="the run after")],
-    warehouse: Annotated[Optional[Path], typer.Option("--warehouse", "-w", help="DuckDB file")] = None,
+    warehouse: Annotated[Optional[str], typer.Option("--warehouse", "-w", help="DuckDB file or DuckLake URL")] = None,
     fmt: FormatOption = "table",
     only: Annotated[Optional[str], typer.Option(help="print one table: requirements or metrics")] = None,
     alpha: Annotated[float, typer.Option(help="significance level of the tests")] = ALPHA,

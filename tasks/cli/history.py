@@ -14,7 +14,7 @@ from tasks.history.options import HistoryError, campaign_options
 from tasks.warehouse.connection import open_warehouse, warehouse_path
 from tasks.warehouse.models import model_sql
 
-WarehouseOption = Annotated[Optional[Path], typer.Option("--warehouse", "-w", help="DuckDB file")]
+WarehouseOption = Annotated[Optional[str], typer.Option("--warehouse", "-w", help="DuckDB file or DuckLake URL")]
 FAIL_ON = 3  # the exit code of `changes --fail-on regression` when an untriaged regression is listed
 
 

@@ -25,6 +25,7 @@ from tasks.cli.output import FormatOption, printable, write_rows
 from tasks.cli.report import report_command, report_location
 from tasks.cli.summary import print_ingest_report
 from tasks.cli.validate import validate_command
+from tasks.cli.warehouse import warehouse_app
 from tasks.settings import DEMO_CAMPAIGN, WORK_DIR
 from tasks.warehouse.connection import WarehouseError, open_warehouse, warehouse_path
 from tasks.warehouse.ingest import IngestError, ingest_bundle
@@ -42,8 +43,8 @@ app = typer.Typer(
 )
 
 WarehouseOption = Annotated[
-    Optional[Path],
-    typer.Option("--warehouse", "-w", help="DuckDB file (default: $PERFCAMPAIGN_WAREHOUSE or ./perfcampaign.duckdb)"),
+    Optional[str],
+    typer.Option("--warehouse", "-w", help="DuckDB file or DuckLake URL (default: $PERFCAMPAIGN_WAREHOUSE or ./perfcampaign.duckdb; see docs/scaling.md)"),
 ]
 
 
@@ -170,7 +171,8 @@ def demo(
     run_id = campaign_flow(str(campaign_file), chosen, str(warehouse_path(warehouse)), str(work_dir))
     show(run_id, warehouse, "table")
     columns, rows = _query(warehouse, "select bundle_uri from runs where run_id = $run_id", {"run_id": run_id})
-    typer.echo(f"\nbundle: {rows[0][0]}\nwarehouse: {warehouse_path(warehouse).resolve()}")
+    target = warehouse_path(warehouse)
+    typer.echo(f"\nbundle: {rows[0][0]}\nwarehouse: {target.resolve() if isinstance(target, Path) else target}")
     typer.echo(f"report: {report_location(run_id, warehouse)}")
 
 
@@ -189,6 +191,7 @@ app.command("history")(history_command)
 app.command("changes")(changes_command)
 app.command("triage")(triage_command)
 app.command("exclude")(exclude_command)
+app.add_typer(warehouse_app, name="warehouse")
 
 
 def main() -> None:

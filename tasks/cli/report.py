@@ -18,7 +18,7 @@ from tasks.warehouse.connection import warehouse_path
 def report_command(
     run_id: Annotated[str, typer.Argument(help="the run to report on")],
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="folder (default: ./perfcampaign-reports/RUN_ID)")] = None,
-    warehouse: Annotated[Optional[Path], typer.Option("--warehouse", "-w", help="DuckDB file")] = None,
+    warehouse: Annotated[Optional[str], typer.Option("--warehouse", "-w", help="DuckDB file or DuckLake URL")] = None,
     baseline: Annotated[Optional[str], typer.Option(help="compare with this run (default: the previous passing run)")] = None,
     no_baseline: Annotated[bool, typer.Option("--no-baseline", help="leave the comparison out")] = False,
     validation_page: Annotated[Optional[str], typer.Option(help="link this validation page (path or URL)")] = None,

@@ -17,8 +17,8 @@ from tasks.warehouse.connection import warehouse_path
 def validate_command(
     run_id: Annotated[str, typer.Argument(help="the run to validate (see `perfcampaign runs`)")],
     warehouse: Annotated[
-        Optional[Path],
-        typer.Option("--warehouse", "-w", help="DuckDB file (default: $PERFCAMPAIGN_WAREHOUSE or ./perfcampaign.duckdb)"),
+        Optional[str],
+        typer.Option("--warehouse", "-w", help="DuckDB file or DuckLake URL (default: $PERFCAMPAIGN_WAREHOUSE or ./perfcampaign.duckdb; see docs/scaling.md)"),
     ] = None,
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="folder for the validation page (validation.html)")] = None,
     fmt: FormatOption = "table",

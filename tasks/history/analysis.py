@@ -181,9 +181,9 @@ def _new_regressions(con: duckdb.DuckDBPyConnection, campaign: str, run_id: str)
     return [dict(zip(columns, row)) for row in cursor.fetchall()]
 
 
-def analyse_run(warehouse: Path, run_id: str) -> HistoryOutcome:
-    """Re-analyse the history of the campaign of `run_id` after its ingest or validation."""
-    with open_warehouse(Path(warehouse), write=True) as con:
+def analyse_run(warehouse: Path | str, run_id: str) -> HistoryOutcome:
+    """Re-analyse the history of the campaign of `run_id` after its ingest or validation (a file or a lake)."""
+    with open_warehouse(warehouse, write=True) as con:
         row = con.execute("select campaign from runs where run_id = $run_id", {"run_id": run_id}).fetchone()
         if row is None:
             raise HistoryError(f"no run {run_id!r} in the warehouse (see `perfcampaign runs`)")

@@ -27,6 +27,7 @@ from tasks.settings import VALIDATION_PAGE
 from tasks.store.base import StoreError
 from tasks.store.factory import open_store
 from tasks.warehouse.connection import open_warehouse
+from tasks.warehouse.engines import Lake, parse_warehouse
 from tasks.warehouse.models import model_sql
 
 FILES = {"html": "report.html", "markdown": "summary.md", "json": "summary.json", "junit": "junit.xml"}
@@ -92,7 +93,7 @@ def _keep_validation_page(data: ReportData, folder: Path) -> None:
     data.validation_page = VALIDATION_PAGE
 
 
-def build_report(warehouse: Path, run_id: str, folder: Path, baseline: str | None = None, compare: bool = True,
+def build_report(warehouse: Path | Lake, run_id: str, folder: Path, baseline: str | None = None, compare: bool = True,
                  validation_page: str | None = None) -> ReportFiles:
     """Read the run from the warehouse (read-only) and write its report files into `folder`."""
     with open_warehouse(warehouse) as con:
@@ -100,7 +101,7 @@ def build_report(warehouse: Path, run_id: str, folder: Path, baseline: str | Non
     return write_report(data, Path(folder))
 
 
-def record_report(warehouse: Path, run_id: str, uri: str) -> None:
+def record_report(warehouse: Path | Lake, run_id: str, uri: str) -> None:
     """Link a published report from its run: one row per (run_id, uri) in `reports`, the newest time kept."""
     with open_warehouse(warehouse, write=True) as con:
         con.execute(model_sql("reports/create_reports"))
@@ -109,7 +110,7 @@ def record_report(warehouse: Path, run_id: str, uri: str) -> None:
         con.execute("insert into reports values ($run_id, $uri, now())", params)
 
 
-def latest_report(warehouse: Path, run_id: str) -> str | None:
+def latest_report(warehouse: Path | Lake, run_id: str) -> str | None:
     """The URI of the run's latest published report, None when there is none."""
     with open_warehouse(warehouse) as con:
         known = con.execute("select count(*) from information_schema.tables where table_name = 'reports'").fetchone()[0]
@@ -164,7 +165,7 @@ def create_artifacts(files: ReportFiles, uri: str) -> bool:
     return True
 
 
-def publish_run_report(run_id: str, warehouse: Path, store_config, work_dir: Path) -> str:
+def publish_run_report(run_id: str, warehouse: Path | Lake, store_config, work_dir: Path) -> str:
     """After a campaign's ingest: build, publish, link and announce the report; returns a Markdown line.
 
     With `store_config` None (an ingest of a bundle that is not in a store) the report stays in
@@ -175,14 +176,14 @@ def publish_run_report(run_id: str, warehouse: Path, store_config, work_dir: Pat
     whose measurements are good.
     """
     try:
-        files = build_report(Path(warehouse), run_id, Path(work_dir) / "reports" / run_id)
+        files = build_report(parse_warehouse(warehouse), run_id, Path(work_dir) / "reports" / run_id)
         uri, where = files.path("html").resolve().as_uri(), ""
         try:
             if store_config is not None:
                 uri = publish(files, open_store(store_config))
         except StoreError as exc:
             where = f" (kept locally only: {exc})"
-        record_report(Path(warehouse), run_id, uri)
+        record_report(parse_warehouse(warehouse), run_id, uri)
         create_artifacts(files, uri)
         return f"Report: {uri}{where}"
     except Exception as exc:  # noqa: BLE001 - see the docstring

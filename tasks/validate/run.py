@@ -27,6 +27,7 @@ from tasks.settings import EXPECTATIONS_DIR, VALIDATION_PAGE
 from tasks.validate.gx import ExpectationOutcome, run_suites
 from tasks.validate.page import write_validation_page
 from tasks.warehouse.connection import open_warehouse, transaction
+from tasks.warehouse.engines import Lake, parse_warehouse
 from tasks.warehouse.models import model_sql
 
 # Manifest thresholds the suites and check queries read (defaults: tasks/bundle/thresholds.py).
@@ -144,13 +145,13 @@ def _summarise(run_id: str, outcomes: list[ExpectationOutcome]) -> ValidationSum
     )
 
 
-def validate_run(warehouse: Path, run_id: str, out_dir: Path | None = None) -> ValidationSummary:
+def validate_run(warehouse: Path | Lake, run_id: str, out_dir: Path | None = None) -> ValidationSummary:
     """Run every suite on one run, store the results, and write the validation page into `out_dir`."""
     started = time.perf_counter()
-    if not Path(warehouse).exists():  # opening it for writing would create an empty one
+    if not parse_warehouse(warehouse).exists():  # opening it for writing would create an empty one
         raise ValidationError(f"no warehouse at {warehouse}: load a bundle first with `perfcampaign ingest BUNDLE`")
     suites = load_suites()
-    with open_warehouse(Path(warehouse), write=True) as con:
+    with open_warehouse(parse_warehouse(warehouse), write=True) as con:
         thresholds = run_thresholds(con, run_id)
         params = {"run_id": run_id, **thresholds}
         frames = [(suite, fetch_check(con, suite["meta"]["check"], params)) for suite in suites]

@@ -10,12 +10,15 @@ from prefect.cache_policies import NO_CACHE
 
 from tasks.validate.run import ValidationSummary, validate_run
 from tasks.warehouse.connection import warehouse_path
+from tasks.warehouse.engines import Lake
 from tasks.warehouse.steps import artifact_key
 
 
-def validation_dir(warehouse: Path, run_id: str) -> Path:
-    """Where a flow writes a run's validation page when no folder is given: beside the warehouse."""
-    return Path(warehouse).resolve().parent / "validation" / run_id
+def validation_dir(warehouse: Path | Lake, run_id: str) -> Path:
+    """Where a flow writes a run's validation page when no folder is given: beside the warehouse file, or in
+    the current folder's perfcampaign-work/ for a lake (which is no folder)."""
+    folder = Path(warehouse).resolve().parent if isinstance(warehouse, Path) else Path("perfcampaign-work")
+    return folder / "validation" / run_id
 
 
 @task(name="validate", task_run_name="validate", cache_policy=NO_CACHE)

@@ -14,13 +14,21 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import duckdb
 
 from tasks.settings import DEFAULT_WAREHOUSE, WRITER_WAIT_S
+from tasks.warehouse.engines import (
+    Lake,
+    LakeSettingError,
+    attach_lake,
+    in_lake,
+    parse_warehouse,
+)
 from tasks.warehouse.functions import register
+from tasks.warehouse.lake import ensure_lake_schema
 from tasks.warehouse.models import (
     Model,
     build_model,
@@ -42,9 +50,10 @@ class WarehouseError(RuntimeError):
     """The warehouse cannot be opened or used as asked."""
 
 
-def warehouse_path(explicit: str | os.PathLike | None = None) -> Path:
-    """The warehouse file: the explicit one, else $PERFCAMPAIGN_WAREHOUSE, else ./perfcampaign.duckdb."""
-    return Path(explicit or os.environ.get("PERFCAMPAIGN_WAREHOUSE") or DEFAULT_WAREHOUSE)
+def warehouse_path(explicit: str | os.PathLike | None = None) -> Path | Lake:
+    """The warehouse: the explicit one, else $PERFCAMPAIGN_WAREHOUSE, else ./perfcampaign.duckdb; a file's
+    path, or a DuckLake (`ducklake:...`, engines.py)."""
+    return parse_warehouse(explicit or os.environ.get("PERFCAMPAIGN_WAREHOUSE") or DEFAULT_WAREHOUSE)
 
 
 def writer_wait_s() -> float:
@@ -113,7 +122,7 @@ def _configure(con: duckdb.DuckDBPyConnection, write: bool) -> None:
     con.execute("set TimeZone = 'UTC'")
     con.execute("set enable_progress_bar = false")  # progress is ours to print, on stderr
     if write:
-        ensure_schema(con)
+        ensure_lake_schema(con, ensure_schema) if in_lake(con) else ensure_schema(con)
     run_ddl(con, "macros")  # expressions the models share, as temporary macros of this connection
     if not write:
         # A reader only reads the warehouse: no query of `perfcampaign sql` may write a file (COPY ... TO
@@ -123,8 +132,12 @@ def _configure(con: duckdb.DuckDBPyConnection, write: bool) -> None:
 
 
 @contextmanager
-def open_warehouse(path: Path, write: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+def open_warehouse(path: Path | Lake, write: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection under the lock: exclusive for writers, shared for readers (which touch no other file)."""
+    if isinstance(parse_warehouse(path), Lake):
+        with _open_lake(parse_warehouse(path), write) as con:
+            yield con
+        return
     path = Path(path)
     if not write and not path.exists():
         raise WarehouseError(f"no warehouse at {path}: load a bundle first with `perfcampaign ingest BUNDLE`")
@@ -141,6 +154,23 @@ def open_warehouse(path: Path, write: bool = False) -> Iterator[duckdb.DuckDBPyC
         try:
             _configure(con, write)
             yield con
+        finally:
+            con.close()
+
+
+@contextmanager
+def _open_lake(lake: Lake, write: bool) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection with the lake attached; a local catalog file is locked like a warehouse file."""
+    if not write and not lake.exists():
+        raise WarehouseError(f"no lake catalog at {lake.catalog}: load a bundle first with `perfcampaign ingest`")
+    with _file_lock(lake.catalog_file, exclusive=write) if lake.catalog_file else nullcontext():
+        con = duckdb.connect()
+        try:
+            attach_lake(con, lake, write)
+            _configure(con, write)
+            yield con
+        except LakeSettingError as exc:
+            raise WarehouseError(str(exc)) from None
         finally:
             con.close()
 

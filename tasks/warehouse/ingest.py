@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +29,9 @@ from tasks.warehouse.connection import (
     refresh_marts,
     transaction,
 )
+from tasks.warehouse.engines import Lake, parse_warehouse, run_ingest_lock
+from tasks.warehouse.lake import reserve_source_keys, retry_on_conflict
+from tasks.warehouse.moving import OtherMartModels, copy_runs
 from tasks.warehouse.sources import read_source
 from tasks.warehouse.sources.base import (
     SourceContext,
@@ -58,7 +62,7 @@ class IngestReport:
     """What an ingest did, for the terminal and for flows."""
 
     run_id: str
-    warehouse: Path
+    warehouse: Path | Lake
     sources: list[SourceReport] = field(default_factory=list)
     requests_by_side: dict[str, int] = field(default_factory=dict)
     unmapped_requests: int = 0
@@ -136,13 +140,13 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
 
 
 def _read_all_sources(
-    con: duckdb.DuckDBPyConnection, manifest: Manifest, root: Path, progress: Callable[[str], None]
+    con: duckdb.DuckDBPyConnection, manifest: Manifest, root: Path, keys: list[int], progress: Callable[[str], None]
 ) -> list[SourceReport]:
     # Fingerprints are taken in a thread while DuckDB parses (hashlib releases the GIL): 0.6 s per GB
     # that no longer adds to the ingest.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sha256") as hasher:
         fingerprints = {source.path: hasher.submit(file_sha256, root / source.path) for source in manifest.sources}
-        reports = _read_sources(con, manifest, root, progress)
+        reports = _read_sources(con, manifest, root, keys, progress)
         con.executemany(
             "update sources set sha256 = $sha where run_id = $run_id and path = $path",
             [{"sha": sha.result(), "run_id": manifest.run_id, "path": path} for path, sha in fingerprints.items()],
@@ -151,7 +155,7 @@ def _read_all_sources(
 
 
 def _read_sources(
-    con: duckdb.DuckDBPyConnection, manifest: Manifest, root: Path, progress: Callable[[str], None]
+    con: duckdb.DuckDBPyConnection, manifest: Manifest, root: Path, keys: list[int], progress: Callable[[str], None]
 ) -> list[SourceReport]:
     reports = []
     pending: list[tuple[SourceReport, Callable[[], tuple[str, ...]]]] = []
@@ -159,7 +163,7 @@ def _read_sources(
         file = root / source.path
         size = file.stat().st_size
         progress(f"reading {source.path} ({source.kind}, {size / 1e6:.1f} MB)")
-        source_key = con.execute("select nextval('source_key_seq')").fetchone()[0]
+        source_key = keys[number]
         con.execute(
             "insert into sources values ($key, $run_id, $kind, $host, $role, $side, $path, $pinned, null, $size, 0, 0)",
             {
@@ -249,7 +253,7 @@ def _finish_run(con: duckdb.DuckDBPyConnection, report: IngestReport) -> None:
 
 def ingest_bundle(
     bundle_dir: Path,
-    warehouse: Path,
+    warehouse: Path | Lake,
     bundle_uri: str | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> IngestReport:
@@ -263,16 +267,36 @@ def ingest_bundle(
         raise IngestError(f"{str(root)!r}: the bundle's path is not valid UTF-8 (a name in another encoding?): "
                           "rename it; DuckDB opens files by UTF-8 names") from None
     manifest = load_manifest(root)
-    report = IngestReport(manifest.run_id, Path(warehouse))
-    with open_warehouse(Path(warehouse), write=True) as con:
-        con.execute("set preserve_insertion_order = false")
-        with transaction(con):
-            delete_run(con, manifest.run_id)
-            _insert_run(con, manifest, bundle_uri or root.as_uri())
-            report.sources = _read_all_sources(con, manifest, root, progress)
-            place_by_corrected_clocks(con, manifest, progress)  # before the marts: skewed hosts re-placed
-            progress("building marts")
-            refresh_marts(con, manifest.run_id)
-            _finish_run(con, report)
+    target = parse_warehouse(warehouse)
+    report = IngestReport(manifest.run_id, target)
+
+    def load(into: Path | Lake) -> None:
+        with open_warehouse(into, write=True) as con:
+            con.execute("set preserve_insertion_order = false")
+            keys = reserve_source_keys(con, len(manifest.sources))
+            with transaction(con):
+                delete_run(con, manifest.run_id)
+                _insert_run(con, manifest, bundle_uri or root.as_uri())
+                report.sources = _read_all_sources(con, manifest, root, keys, progress)
+                place_by_corrected_clocks(con, manifest, progress)  # before the marts: skewed hosts re-placed
+                progress("building marts")
+                refresh_marts(con, manifest.run_id)
+                _finish_run(con, report)
+
+    if not isinstance(target, Lake):
+        load(target)
+        report.seconds = time.perf_counter() - started
+        return report
+    # A lake answers each statement after a look at its catalog: the run is built in a scratch file (the
+    # file engine's speed) and copied in in one transaction, a few statements per table.
+    with tempfile.TemporaryDirectory(prefix="perfcampaign-ingest-") as scratch:
+        load(Path(scratch) / "run.duckdb")
+        progress(f"copying run {manifest.run_id} into the lake")
+        with run_ingest_lock(target, manifest.run_id):  # a second ingest of this run waits for the first
+            try:
+                copy_runs(Path(scratch) / "run.duckdb", target, [manifest.run_id])
+            except OtherMartModels:  # sql/marts changed since the lake's marts were built: rebuild them there
+                progress("the mart models changed: rebuilding every run's marts in the lake")
+                retry_on_conflict(lambda: load(target), f"ingest of {manifest.run_id}")
     report.seconds = time.perf_counter() - started
     return report

@@ -20,15 +20,17 @@ from typing import Any
 import duckdb
 
 from tasks.settings import SQL_DIR
+from tasks.warehouse.engines import in_lake
 from tasks.warehouse.model_header import Header, ModelError, parse_header
 
 __all__ = ["Model", "ModelError", "build_model", "build_order", "drop_model", "fingerprint", "load_models",
-           "mart_build_order", "materialize", "model_sql", "run_ddl"]
+           "mart_build_order", "materialize", "model_sql", "run_ddl", "ddl_names"]
 
 TEMPORARY_LAYERS = ("staging", "intermediate")
 LAYERS = (*TEMPORARY_LAYERS, "base", "marts")
 # Relations a reader registers on its connection before it builds a model over them (besides its raw_* files).
 READER_RELATIONS = frozenset({"load_context", "reject_errors", "stg_requests", "stg_host_samples"})
+_SEQUENCE = re.compile(r"create\s+sequence[^;]*;", re.IGNORECASE)
 _DECLARED = re.compile(r"create\s+(?:or\s+replace\s+)?(?:temp\s+)?(?:table|macro)\s+(?:if\s+not\s+exists\s+)?(\w+)")
 
 
@@ -58,14 +60,21 @@ def model_sql(name: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def _ddl_names(folder: str) -> list[str]:
+def ddl_names(folder: str) -> list[str]:
+    """The DDL files of a folder of `sql/`, in the order run_ddl runs them."""
     return [f"{folder}/{path.stem}" for path in sorted((SQL_DIR / folder).glob("*.sql"))]
 
 
 def run_ddl(con: duckdb.DuckDBPyConnection, folder: str) -> None:
-    """Run every file of a DDL folder (`schema`, `macros`) in file-name order (base_tables.sql first)."""
-    for name in _ddl_names(folder):
-        con.execute(model_sql(name))
+    """Run every file of a DDL folder (`schema`, `macros`) in file-name order (base_tables.sql first).
+
+    DuckLake has no sequences: in a lake the `create sequence` statements are left out (lake.py reserves
+    source keys from a counter instead).
+    """
+    lake = in_lake(con)
+    for name in ddl_names(folder):
+        sql = model_sql(name)
+        con.execute(_SEQUENCE.sub("", sql) if lake else sql)
 
 
 @cache
@@ -152,7 +161,7 @@ def mart_build_order() -> list[Model]:
 def fingerprint(models: Iterable[Model]) -> str:
     """A hash of the macros and of these models' SQL: when it changes, what they built is stale."""
     digest = hashlib.sha256()
-    for name in _ddl_names("macros"):
+    for name in ddl_names("macros"):
         digest.update(model_sql(name).encode())
     for model in models:
         digest.update(model.sql.encode())

@@ -15,13 +15,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
 import yaml
+
+from tasks.warehouse.connection import open_warehouse
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "tests" / "data" / "samples"
 SNAPSHOT = Path(__file__).with_name("public_tables.json")
-INTERNAL = {"warehouse_meta"}  # the models' fingerprint: changes with any edit of sql/, by design
+# the models' fingerprint (changes with any edit of sql/, by design); a lake's source-key counter
+INTERNAL = {"warehouse_meta", "lake_source_keys"}
 VOLATILE = {"ingested_at", "bundle_uri", "validated_at", "created_at", "report_uri", "uri", "seconds", "path_html"}
 
 
@@ -57,19 +59,19 @@ def _cell(value) -> str:
     return str(value)
 
 
-def snapshot(warehouse: Path) -> dict[str, dict[str, object]]:
-    """Per public table and view: its columns, row count and a digest of its sorted rows."""
+def snapshot(warehouse: Path | str) -> dict[str, dict[str, object]]:
+    """Per public table and view of a warehouse file or lake: its columns, row count and a digest of its rows."""
     result = {}
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        con.execute("set TimeZone = 'UTC'")
+    with open_warehouse(warehouse) as con:
         tables = [name for (name,) in con.execute(
-            "select table_name from information_schema.tables where table_schema = 'main' order by 1").fetchall()]
+            "select table_name from information_schema.tables where table_schema = 'main' "
+            "and table_catalog = current_database() order by 1").fetchall()]
         for table in tables:
             if table in INTERNAL:
                 continue
             columns = [name for (name,) in con.execute(
                 "select column_name from information_schema.columns where table_name = $t and table_schema = 'main' "
-                "order by ordinal_position", {"t": table}).fetchall()]
+                "and table_catalog = current_database() order by ordinal_position", {"t": table}).fetchall()]
             kept = [c for c in columns if c not in VOLATILE]
             rows = con.execute(f'select {", ".join(chr(34) + c + chr(34) for c in kept)} from "{table}"').fetchall()
             lines = sorted("\x1f".join(_cell(v) for v in row) for row in rows)
@@ -78,9 +80,10 @@ def snapshot(warehouse: Path) -> dict[str, dict[str, object]]:
     return result
 
 
-def ingest_samples(work: Path) -> Path:
-    """Ingest every sample bundle through the CLI into one new warehouse and validate each run."""
-    warehouse = work / "golden.duckdb"
+def ingest_samples(work: Path, warehouse: Path | str | None = None) -> Path | str:
+    """Ingest every sample bundle through the CLI into one new warehouse (a file unless a lake URL is given)
+    and validate each run."""
+    warehouse = warehouse or work / "golden.duckdb"
     cli = [sys.executable, "-c", "from tasks.cli.main import main; main()"]
     for bundle in sample_bundles(work / "bundles"):
         run_id = yaml.safe_load((bundle / "run.yaml").read_text())["run_id"]

@@ -1,4 +1,5 @@
-"""Every public table, after ingesting the sample bundles, equals the recorded snapshot (rows and values)."""
+"""Every public table, after ingesting the sample bundles, equals the recorded snapshot (rows and values),
+in a warehouse file and in a DuckLake (PostgreSQL catalog, data in a local S3) alike."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ import json
 import pytest
 
 from tests.golden.public_tables import SNAPSHOT, ingest_samples, snapshot
+from tests.lakeserver import new_lake, pg_server, s3_endpoint  # noqa: F401 - fixtures of the lake engine
 
 
-@pytest.fixture(scope="module")
-def found(tmp_path_factory):
-    return snapshot(ingest_samples(tmp_path_factory.mktemp("golden")))
+@pytest.fixture(scope="module", params=["file", "lake"])
+def found(request, tmp_path_factory):
+    if request.param == "file":
+        return snapshot(request.getfixturevalue("sample_warehouse"))
+    return snapshot(ingest_samples(tmp_path_factory.mktemp("golden-lake"), request.getfixturevalue("new_lake")("golden")))
 
 
 def test_the_same_tables_exist(found):

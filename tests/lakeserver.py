@@ -1,0 +1,88 @@
+"""A real DuckLake for tests: PostgreSQL (Debian's server binaries) as the catalog, moto S3 for the data.
+
+`pg_server` runs `initdb` and `pg_ctl` once per session in a temporary folder, as an unprivileged user when
+the tests run as root (PostgreSQL refuses root), on a free 127.0.0.1 port with its socket in that folder.
+`new_lake(name)` makes a fresh catalog database and bucket prefix and returns the lake's URL; the S3 keys
+come from the environment, as on a worker, never from the URL.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import boto3
+import pytest
+
+from tests.integration.s3server import free_port, s3_endpoint  # noqa: F401 - the fixture new_lake uses
+
+# Debian's postgresql package: /usr/lib/postgresql/<major>/bin (the newest one found)
+PG_BIN = Path(os.environ.get("PERFCAMPAIGN_PG_BIN") or max(Path("/usr/lib/postgresql").glob("*/bin"),
+                                                            key=lambda p: int(p.parent.name), default=Path("/none")))
+BUCKET = "perfcampaign-lake"
+
+
+class PostgresServer:
+    """One PostgreSQL cluster in a temporary folder, started with pg_ctl, reached on 127.0.0.1:port."""
+
+    def __init__(self) -> None:
+        if not (PG_BIN / "initdb").exists():
+            pytest.skip(f"no PostgreSQL server binaries in {PG_BIN}: apt-get install postgresql (make system-test-deps)")
+        self.folder = Path(tempfile.mkdtemp(prefix="perfcampaign-pg-"))
+        self.port = free_port()
+        self.user = "nobody" if os.geteuid() == 0 else None
+        if self.user:
+            pw = pwd.getpwnam(self.user)
+            os.chown(self.folder, pw.pw_uid, pw.pw_gid)
+
+    def _run(self, *command: str) -> None:
+        prefix = ["runuser", "-u", self.user, "--"] if self.user else []
+        subprocess.run([*prefix, *command], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       cwd=self.folder)
+
+    def start(self) -> None:
+        data = self.folder / "data"
+        self._run(str(PG_BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", "postgres", "--no-sync")
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._run(str(PG_BIN / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(self.folder / "log"), "-w", "start")
+
+    def create_database(self, name: str) -> None:
+        self._run(str(PG_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", name)
+
+    def stop(self) -> None:
+        try:
+            self._run(str(PG_BIN / "pg_ctl"), "-D", str(self.folder / "data"), "-m", "immediate", "stop")
+        finally:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PostgresServer]:
+    server = PostgresServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def new_lake(pg_server: PostgresServer, s3_endpoint: str) -> Iterator[Callable[[str], str]]:  # noqa: F811
+    """Makes a fresh lake (catalog database + bucket prefix) by name and returns its URL; the S3 keys are in
+    the environment for the session (module fixtures run before conftest's per-test ones), as on a worker."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("AWS_ACCESS_KEY_ID", "testing")
+        patch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+        boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1").create_bucket(Bucket=BUCKET)
+
+        def make(name: str) -> str:
+            pg_server.create_database(name)
+            return (f"ducklake:postgres:dbname={name} host=127.0.0.1 port={pg_server.port} user=postgres "
+                    f"data_path=s3://{BUCKET}/{name}/ endpoint_url={s3_endpoint}")
+
+        yield make
