@@ -100,7 +100,9 @@ def _task_runs(work_dir: Path) -> list[str]:
 def test_a_killed_service_fails_the_run_but_keeps_every_log(prefect_server, tmp_path):
     kill_app2 = {
         "background": "killer", "host": "app2",
-        "command": "sleep 4; kill -9 $(cat {{run_dir}}/background/echo-app2.pid)",
+        # stays up after the kill, so that the service's death is what the run reports (a finished killer
+        # would be reported as well, and first when the service's lease watchdog outlives it by a second)
+        "command": "sleep 4; kill -9 $(cat {{run_dir}}/background/echo-app2.pid); exec sleep 600",
     }
     demo = yaml.safe_load(DEMO.read_text())
     demo["provision"].append(kill_app2)
