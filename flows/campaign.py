@@ -35,7 +35,7 @@ from tasks.campaign.steps import (
 from tasks.history.steps import history_task
 from tasks.report.fmt import markdown_safe
 from tasks.report.steps import report_task
-from tasks.settings import WORK_DIR
+from tasks.settings import WORK_DIR, artifact_key
 from tasks.store.steps import store_task
 from tasks.validate.steps import validate_task
 from tasks.warehouse.steps import ingest_task
@@ -83,7 +83,7 @@ def campaign_flow(
     run = open_run(Path(campaign_file), Path(work_dir), (overrides or RunOverrides()).dotted())
     _ACTIVE[str(flow_run.id)] = run
     get_run_logger().info("run %s: bundle in %s", run.run_id, run.bundle)
-    progress = create_progress_artifact(0.0, key=f"campaign-{run.campaign.campaign}".lower(), description=run.run_id)
+    progress = create_progress_artifact(0.0, key=artifact_key("campaign", run.campaign.campaign), description=run.run_id)
     try:
         with stage_lock(run.campaign.stage):
             check_hosts_task(run)
@@ -156,7 +156,7 @@ def publish(run: CampaignRun, warehouse: str | None, work_dir: str) -> None:
             lines.append(f"\nIngest failed: {ingested.message}. Re-run `perfcampaign ingest {run.bundle}` once fixed.")
     text = "\n".join(lines)
     print(text)
-    create_markdown_artifact(key=f"run-{run.campaign.campaign}".lower(), markdown=markdown_safe(text),
+    create_markdown_artifact(key=artifact_key("run", run.campaign.campaign), markdown=markdown_safe(text),
                              description=f"campaign run {run.run_id}")
     if not stored.is_completed():
         stored.result()  # the store's error fails the flow, now that everything else is done

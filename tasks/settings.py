@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -15,3 +16,9 @@ VALIDATION_PAGE = "validation.html"  # the data expectations' page, beside the r
 WRITER_WAIT_S = 600.0  # longest a writer waits for the warehouse's readers and writers; $PERFCAMPAIGN_WRITER_WAIT_S
 
 HIGHER_IS_BETTER = frozenset({"calls_per_s"})  # metrics whose fall is the regression (latency, errors: a rise)
+
+
+def artifact_key(kind: str, name: str) -> str:
+    """A Prefect artifact key from a kind and a run or campaign name: keys allow lower-case letters, digits
+    and dashes only (a campaign may be named `Echo_v1.2`), at most 100 characters."""
+    return re.sub(r"[^a-z0-9-]+", "-", f"{kind}-{name}".lower()).strip("-")[:100]

@@ -17,7 +17,7 @@ from prefect.events import emit_event
 
 from tasks.history.analysis import HistoryOutcome, analyse_run
 from tasks.warehouse.connection import warehouse_path
-from tasks.warehouse.steps import artifact_key
+from tasks.settings import artifact_key
 
 REGRESSION_EVENT = "perfcampaign.regression"
 

@@ -23,7 +23,7 @@ from tasks.report.fmt import is_missing
 from tasks.report.html import esc, page
 from tasks.report.junit import junit_xml
 from tasks.report.summary import summary_json, summary_markdown
-from tasks.settings import VALIDATION_PAGE
+from tasks.settings import VALIDATION_PAGE, artifact_key
 from tasks.store.base import StoreError
 from tasks.store.factory import open_store
 from tasks.warehouse.connection import open_warehouse
@@ -131,10 +131,6 @@ def publish(files: ReportFiles, store) -> str:
     return uris["html"]
 
 
-def _artifact_key(text: str) -> str:
-    return re.sub(r"[^a-z0-9-]+", "-", text.lower()).strip("-")[:100] or "run"
-
-
 def create_artifacts(files: ReportFiles, uri: str) -> bool:
     """The summary (Markdown), the verdict table and a link to the report as artifacts of the current flow run.
 
@@ -152,15 +148,15 @@ def create_artifacts(files: ReportFiles, uri: str) -> bool:
     )
 
     data = files.data
-    key = _artifact_key(f"report-{data.run['campaign']}")
+    key = artifact_key("report", data.run["campaign"])
     create_markdown_artifact(key=key, markdown=summary_markdown(data, uri), description=f"report of {files.run_id}")
     verdicts = data["verdicts"]
     rows = [{k: (None if is_missing(v) else v) for k, v in r.items() if k not in ("run_id", "iteration", "calls_per_s")}
             for r in verdicts[verdicts["iteration"].isna()].to_dict("records")]
     if rows:
-        create_table_artifact(key=_artifact_key(f"verdicts-{data.run['campaign']}"), table=rows,
+        create_table_artifact(key=artifact_key("verdicts", data.run["campaign"]), table=rows,
                               description=f"requirements of {files.run_id}")
-    create_link_artifact(key=_artifact_key(f"report-link-{data.run['campaign']}"), link=uri,
+    create_link_artifact(key=artifact_key("report-link", data.run["campaign"]), link=uri,
                          link_text=f"report of {files.run_id}")
     return True
 

@@ -11,7 +11,7 @@ from prefect.cache_policies import NO_CACHE
 from tasks.validate.run import ValidationSummary, validate_run
 from tasks.warehouse.connection import warehouse_path
 from tasks.warehouse.engines import Lake
-from tasks.warehouse.steps import artifact_key
+from tasks.settings import artifact_key
 
 
 def validation_dir(warehouse: Path | Lake, run_id: str) -> Path:

@@ -8,14 +8,10 @@ from prefect import task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
+from tasks.settings import artifact_key
 from tasks.warehouse.connection import warehouse_path
 from tasks.warehouse.ingest import IngestReport, ingest_bundle
 from tasks.warehouse.verdicts import verdicts_markdown
-
-
-def artifact_key(kind: str, run_id: str) -> str:
-    """Prefect artifact keys allow lower-case letters, digits and dashes only."""
-    return f"{kind}-{run_id}".lower().replace("_", "-").replace(".", "-")
 
 
 def ingest_markdown(report: IngestReport) -> str:

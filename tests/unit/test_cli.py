@@ -145,3 +145,12 @@ def test_runs_never_calls_a_failed_run_a_pass(tmp_path):
     junit = (tmp_path / "r" / "junit.xml").read_text()
     assert 'type="RunNotValid"' in junit and "k6 on loadgen exited with 104" in junit
     assert "RUN FAILED" in (tmp_path / "r" / "summary.md").read_text().splitlines()[0]
+
+
+def test_artifact_keys_are_valid_for_any_campaign_name():
+    """Prefect refuses keys with upper case, `_` or `.`; campaign names may have all three."""
+    from tasks.settings import artifact_key
+
+    assert artifact_key("run", "Echo_v1.2") == "run-echo-v1-2"
+    assert artifact_key("ingest", "flow_run.1") == "ingest-flow-run-1"
+    assert len(artifact_key("report-link", "x" * 300)) == 100
