@@ -38,7 +38,7 @@ demo: install
 	$(BIN)/perfcampaign demo
 
 test: install system-test-deps
-	$(BIN)/python -m pytest -q -p no:cacheprovider tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=20 tests
 
 bench: install
 	$(BIN)/python bench/ingest.py
