@@ -47,6 +47,10 @@ from tasks.warehouse.sources.base import (
 
 CUT_REASON = "UNTERMINATED QUOTE: the line ends inside a quoted field (cut short?); the lines after it are read on"
 COPY_CHUNK = 1 << 22
+# Refused lines read with their reasons, at most: DuckDB holds 2-5 KB per refused line plus ~18 times its text
+# (50,000 junk lines of 1.9 KB: 1.76 GB), so the reject read is bounded in lines and in bytes.
+REJECT_SCAN_LINES = 20_000
+REJECT_SCAN_BYTES = 8 << 20
 
 
 @dataclass
@@ -67,25 +71,52 @@ class Piece:
         return number
 
 
+def error_options(store: bool) -> dict:
+    """read_csv options for a reader's relation: records refused are stored (`reject_errors`) or skipped.
+
+    Storing costs DuckDB about 2-5 KB per refused line whatever `rejects_limit` says (a typed read of 2 M junk
+    lines: 11.6 GB), so the load skips them and `load_csv` asks for them in a read of its own, bounded in
+    lines (REJECT_SCAN_LINES), which keeps the first REJECTS_KEPT (`_keep_rejects`).
+    """
+    return {"store_rejects": True} if store else {"ignore_errors": True}
+
+
 def load_csv(
     ctx: SourceContext,
-    read: Callable[[Path], duckdb.DuckDBPyRelation],
+    read: Callable[[Path, bool], duckdb.DuckDBPyRelation],
     load: Callable[[duckdb.DuckDBPyRelation], None],
     has_header: bool,
     starts_record: Callable[[bytes], bool] | None = None,
     quoting: tuple[bytes, bytes] | None = (b'"', b'"'),
+    accepted: Callable[[], int] | None = None,
 ) -> int:
     """Load ctx.file through `read` and `load`; returns the number of rejected lines.
 
+    `read(path, store)` is the raw relation, storing refused records or not (`error_options`).
     `starts_record` is for files whose records may span lines: does this line hold a whole record?
     `quoting` is the reader's (quote, escape) as bytes, None where the bytes cannot be scanned (UTF-16).
+    `accepted` counts the records the reader took when `load` keeps fewer rows than that (k6 CSV).
+
+    One read loads the rows; a file whose lines all became rows is done. Otherwise the refused lines
+    are looked for: with few suspects (within REJECT_SCAN_LINES and, at the file's mean line length,
+    REJECT_SCAN_BYTES), in a read of the whole file that stores them (and the cut-line repair below); with
+    more, every line not loaded is counted and the file's first lines (as many) are read again to keep the
+    first rejects with their reasons.
     """
     _drop_rejects(ctx)
-    load(read(ctx.file))
+    load(read(ctx.file, False))
+    count = accepted or (lambda: loaded_rows(ctx))
+    suspects = ctx.fingerprint().lines - int(has_header) - count()
+    if suspects <= 0:
+        return 0
+    if suspects > REJECT_SCAN_LINES or suspects * _mean_line_bytes(ctx) > REJECT_SCAN_BYTES:
+        return _count_and_keep_first(ctx, read, load, has_header, quoting, starts_record, count)
+    if _dry_read(read(ctx.file, True)) != count():  # DuckDB resumes after a broken multi-line record
+        ctx.con.execute("delete from request_facts where source_key = $key", {"key": ctx.source_key})
+        _drop_rejects(ctx)  # otherwise when it skips errors than when it stores them: load as it stores
+        load(read(ctx.file, True))
     if _first_cut(ctx, ctx.file, starts_record) is None:
-        capped = _has_rejects(ctx) and ctx.con.execute("select count(*) from reject_errors").fetchone()[0] >= REJECTS_KEPT
-        rejected = _keep_rejects(ctx, Piece(ctx.file))
-        return _count_unstored(ctx, rejected, has_header) if capped else rejected
+        return _keep_rejects(ctx, Piece(ctx.file))
     # Slow path, only for a file with a cut line: forget this read and read the file in pieces.
     _drop_rejects(ctx)
     ctx.con.execute("delete from request_facts where source_key = $key", {"key": ctx.source_key})
@@ -98,10 +129,54 @@ def load_csv(
         cut_lines = sorted(cut_lines + more_cuts)
         rejected = 0
         for piece in pieces:
-            load(read(piece.path))
+            load(read(piece.path, True))
             rejected += _keep_rejects(ctx, piece)
     reject(ctx, [(line_no, CUT_REASON, text) for line_no, text in cut_lines])
     return rejected + len(cut_lines)
+
+
+def _count_and_keep_first(ctx, read, load, has_header, quoting, starts_record, count) -> int:
+    """A file with more suspect lines than REJECT_SCAN_LINES (junk): each line not loaded is counted, and the
+    rejects among its first REJECT_SCAN_LINES lines are kept with their reasons; memory stays bounded.
+
+    Cut lines (found by the byte scan) are taken out first and the rest loaded again, so a quote left open
+    cannot make good lines count as junk.
+    """
+    cut_lines: list[tuple[int, str]] = []
+    with tempfile.TemporaryDirectory(prefix="perfcampaign-rejects-") as folder:
+        whole = Piece(ctx.file)
+        found = cut_line_numbers(ctx.file, *quoting, starts_record, has_header) if quoting is not None else []
+        if found:
+            whole, cut_lines = _without_lines(ctx.file, found, Path(folder) / "without-cut-lines.csv")
+            ctx.con.execute("delete from request_facts where source_key = $key", {"key": ctx.source_key})
+            load(read(whole.path, False))
+        head = Path(folder) / "head.csv"
+        _head(whole.path, head)
+        _dry_read(read(head, True))
+        _keep_rejects(ctx, Piece(head, whole.line_offset, whole.skipped))
+    reject(ctx, [(line_no, CUT_REASON, text) for line_no, text in cut_lines])
+    return ctx.fingerprint().lines - int(has_header) - count()
+
+
+def _mean_line_bytes(ctx: SourceContext) -> float:
+    return ctx.fingerprint().size / max(ctx.fingerprint().lines, 1)
+
+
+def _dry_read(raw: duckdb.DuckDBPyRelation) -> int:
+    """Read every column of `raw` (each converted, so each refused record is stored); the records taken."""
+    counts = ", ".join(f'count("{name}")' for name in raw.columns)
+    return raw.aggregate(f"count(*), {counts}").fetchone()[0]
+
+
+def _head(path: Path, out_path: Path) -> None:
+    """The file's first lines (unpacked), at most REJECT_SCAN_LINES and REJECT_SCAN_BYTES (whole lines)."""
+    opener = gzip.open if is_gzip(path) else open
+    with opener(path, "rb") as source:
+        head = source.read(REJECT_SCAN_BYTES)
+    end = -1
+    for _ in range(min(REJECT_SCAN_LINES, head.count(b"\n"))):
+        end = head.index(b"\n", end + 1)
+    out_path.write_bytes(head[: end + 1] if end >= 0 else head)
 
 
 def cut_line_numbers(path: Path, quote: bytes, escape: bytes, starts_record: Callable[[bytes], bool] | None,
@@ -151,18 +226,6 @@ def _without_lines(path: Path, cuts: list[int], out_path: Path) -> tuple[Piece, 
     return Piece(out_path, 0, tuple(cuts)), left_out
 
 
-def _count_unstored(ctx: SourceContext, rejected: int, has_header: bool) -> int:
-    """The rejected count when DuckDB stopped storing errors at REJECTS_KEPT (`rejects_limit`): every line
-    not loaded is counted (records of one line each; a JTL's multi-line messages make it an upper bound)."""
-    opener = gzip.open if is_gzip(ctx.file) else open
-    lines, last = 0, b"\n"
-    with opener(ctx.file, "rb") as handle:
-        while chunk := handle.read(COPY_CHUNK):
-            lines, last = lines + chunk.count(b"\n"), chunk[-1:]
-    lines += last != b"\n"
-    return max(rejected, lines - int(has_header) - loaded_rows(ctx))
-
-
 def _split_at_cut_lines(
     ctx: SourceContext,
     read: Callable[[Path], duckdb.DuckDBPyRelation],
@@ -178,7 +241,7 @@ def _split_at_cut_lines(
     folder.mkdir(parents=True, exist_ok=True)
     while True:
         _drop_rejects(ctx)
-        read(current.path).aggregate("count(*)").fetchall()  # a dry read: only its rejects count
+        read(current.path, True).aggregate("count(*)").fetchall()  # a dry read: only its rejects count
         position = _first_cut(ctx, current.path, starts_record)
         _drop_rejects(ctx)
         if position is None:
@@ -260,8 +323,13 @@ def _keep_rejects(ctx: SourceContext, piece: Piece) -> int:
         return 0
     _number_by_physical_line(ctx, piece)
     params = {"run_id": ctx.manifest.run_id, "host": ctx.source.host, "path": ctx.source.path}
-    build_model(ctx.con, "rejected_lines", params)
     count = ctx.con.execute("select count(distinct line) from reject_errors").fetchone()[0]
+    kept = ctx.con.execute("select count(*) from rejected_lines where run_id = $run_id and path = $path",
+                           {"run_id": params["run_id"], "path": params["path"]}).fetchone()[0]
+    ctx.con.execute(  # the first lines up to REJECTS_KEPT for the source; the rest are counted
+        "delete from reject_errors where line not in "
+        "(select distinct line from reject_errors order by line limit $room)", {"room": max(REJECTS_KEPT - kept, 0)})
+    build_model(ctx.con, "rejected_lines", params)
     _drop_rejects(ctx)
     return count
 
