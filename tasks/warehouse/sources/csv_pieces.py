@@ -30,45 +30,29 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-import pandas as pd
 
 from tasks.bundle.files import is_gzip
-from tasks.warehouse.models import build_model
 from tasks.warehouse.sources.base import (
-    REJECTS_KEPT,
     SourceContext,
     loaded_rows,
     reject,
 )
+from tasks.warehouse.sources.csv_reject_table import (
+    COPY_CHUNK,
+    Piece,
+    drop_rejects,
+    has_rejects,
+    keep_rejects,
+)
 
 CUT_REASON = "UNTERMINATED QUOTE: the line ends inside a quoted field (cut short?); the lines after it are read on"
-COPY_CHUNK = 1 << 22
 # Refused lines read with their reasons, at most: DuckDB holds 2-5 KB per refused line plus ~18 times its text
 # (50,000 junk lines of 1.9 KB: 1.76 GB), so the reject read is bounded in lines and in bytes.
 REJECT_SCAN_LINES = 20_000
 REJECT_SCAN_BYTES = 8 << 20
-
-
-@dataclass
-class Piece:
-    """A file to read, and how its physical lines map to the source's: line + line_offset, then the source's
-    `skipped` lines (cut lines left out of the file, sorted) put back in."""
-
-    path: Path
-    line_offset: int = 0
-    skipped: tuple[int, ...] = ()
-
-    def source_line(self, line: int) -> int:
-        number = line + self.line_offset
-        for skipped in self.skipped:
-            if skipped > number:
-                break
-            number += 1
-        return number
 
 
 def error_options(store: bool) -> dict:
@@ -76,7 +60,7 @@ def error_options(store: bool) -> dict:
 
     Storing costs DuckDB about 2-5 KB per refused line whatever `rejects_limit` says (a typed read of 2 M junk
     lines: 11.6 GB), so the load skips them and `load_csv` asks for them in a read of its own, bounded in
-    lines (REJECT_SCAN_LINES), which keeps the first REJECTS_KEPT (`_keep_rejects`).
+    lines (REJECT_SCAN_LINES), which keeps the first REJECTS_KEPT (`keep_rejects`).
     """
     return {"store_rejects": True} if store else {"ignore_errors": True}
 
@@ -103,7 +87,7 @@ def load_csv(
     more, every line not loaded is counted and the file's first lines (as many) are read again to keep the
     first rejects with their reasons.
     """
-    _drop_rejects(ctx)
+    drop_rejects(ctx)
     load(read(ctx.file, False))
     count = accepted or (lambda: loaded_rows(ctx))
     suspects = ctx.fingerprint().lines - int(has_header) - count()
@@ -113,12 +97,12 @@ def load_csv(
         return _count_and_keep_first(ctx, read, load, has_header, quoting, starts_record, count)
     if _dry_read(read(ctx.file, True)) != count():  # DuckDB resumes after a broken multi-line record
         ctx.con.execute("delete from request_facts where source_key = $key", {"key": ctx.source_key})
-        _drop_rejects(ctx)  # otherwise when it skips errors than when it stores them: load as it stores
+        drop_rejects(ctx)  # otherwise when it skips errors than when it stores them: load as it stores
         load(read(ctx.file, True))
     if _first_cut(ctx, ctx.file, starts_record) is None:
-        return _keep_rejects(ctx, Piece(ctx.file))
+        return keep_rejects(ctx, Piece(ctx.file))
     # Slow path, only for a file with a cut line: forget this read and read the file in pieces.
-    _drop_rejects(ctx)
+    drop_rejects(ctx)
     ctx.con.execute("delete from request_facts where source_key = $key", {"key": ctx.source_key})
     with tempfile.TemporaryDirectory(prefix="perfcampaign-pieces-") as folder:
         whole, cut_lines = Piece(ctx.file), []
@@ -130,7 +114,7 @@ def load_csv(
         rejected = 0
         for piece in pieces:
             load(read(piece.path, True))
-            rejected += _keep_rejects(ctx, piece)
+            rejected += keep_rejects(ctx, piece)
     reject(ctx, [(line_no, CUT_REASON, text) for line_no, text in cut_lines])
     return rejected + len(cut_lines)
 
@@ -153,7 +137,7 @@ def _count_and_keep_first(ctx, read, load, has_header, quoting, starts_record, c
         head = Path(folder) / "head.csv"
         _head(whole.path, head)
         _dry_read(read(head, True))
-        _keep_rejects(ctx, Piece(head, whole.line_offset, whole.skipped))
+        keep_rejects(ctx, Piece(head, whole.line_offset, whole.skipped))
     reject(ctx, [(line_no, CUT_REASON, text) for line_no, text in cut_lines])
     return ctx.fingerprint().lines - int(has_header) - count()
 
@@ -240,10 +224,10 @@ def _split_at_cut_lines(
     cut_lines: list[tuple[int, str]] = []
     folder.mkdir(parents=True, exist_ok=True)
     while True:
-        _drop_rejects(ctx)
+        drop_rejects(ctx)
         read(current.path, True).aggregate("count(*)").fetchall()  # a dry read: only its rejects count
         position = _first_cut(ctx, current.path, starts_record)
-        _drop_rejects(ctx)
+        drop_rejects(ctx)
         if position is None:
             pieces.append(current)
             return pieces, cut_lines
@@ -283,20 +267,9 @@ def _first_line(path: Path) -> bytes:
         return handle.readline()
 
 
-def _has_rejects(ctx: SourceContext) -> bool:
-    return ctx.con.execute(
-        "select count(*) from duckdb_tables() where table_name = 'reject_errors' and temporary"
-    ).fetchone()[0] > 0
-
-
-def _drop_rejects(ctx: SourceContext) -> None:
-    ctx.con.execute("drop table if exists reject_errors")
-    ctx.con.execute("drop table if exists reject_scans")
-
-
 def _first_cut(ctx: SourceContext, path: Path, starts_record: Callable[[bytes], bool] | None) -> int | None:
     """Byte position of the first rejected record that is a cut line (see the module's docstring)."""
-    if not _has_rejects(ctx):
+    if not has_rejects(ctx):
         return None
     found = ctx.con.execute(
         "select distinct line_byte_position from reject_errors "
@@ -315,63 +288,3 @@ def _line_after(path: Path, position: int) -> bytes:
         handle.seek(position - 1)
         handle.readline()
         return handle.readline()
-
-
-def _keep_rejects(ctx: SourceContext, piece: Piece) -> int:
-    """Move the records DuckDB refused (`store_rejects`) into rejected_lines, one per physical line."""
-    if not _has_rejects(ctx):
-        return 0
-    _number_by_physical_line(ctx, piece)
-    params = {"run_id": ctx.manifest.run_id, "host": ctx.source.host, "path": ctx.source.path}
-    count = ctx.con.execute("select count(distinct line) from reject_errors").fetchone()[0]
-    kept = ctx.con.execute("select count(*) from rejected_lines where run_id = $run_id and path = $path",
-                           {"run_id": params["run_id"], "path": params["path"]}).fetchone()[0]
-    ctx.con.execute(  # the first lines up to REJECTS_KEPT for the source; the rest are counted
-        "delete from reject_errors where line not in "
-        "(select distinct line from reject_errors order by line limit $room)", {"room": max(REJECTS_KEPT - kept, 0)})
-    build_model(ctx.con, "rejected_lines", params)
-    _drop_rejects(ctx)
-    return count
-
-
-def _number_by_physical_line(ctx: SourceContext, piece: Piece) -> None:
-    """Give rejected records the source's physical line number instead of DuckDB's record number.
-
-    DuckDB's `reject_errors.line` counts records, so every quoted multi-line field before a bad record
-    shifts it; `line_byte_position` is exact, and one pass counting newlines turns it into a line number.
-    """
-    found = ctx.con.execute("select distinct line_byte_position from reject_errors").fetchall()
-    positions = sorted(position for (position,) in found)
-    if not positions:
-        return
-    lines = [piece.source_line(line) for line in _line_numbers_at(piece.path, positions)]
-    ctx.con.from_df(pd.DataFrame({"position": positions, "line_no": lines})).create_view(
-        "reject_physical_lines", replace=True
-    )
-    ctx.con.execute(
-        "update reject_errors set line = m.line_no from reject_physical_lines as m "
-        "where reject_errors.line_byte_position = m.position"
-    )
-    ctx.con.execute("drop view reject_physical_lines")
-
-
-def _line_numbers_at(path: Path, positions: list[int]) -> list[int]:
-    """1-based line numbers of sorted byte offsets (of the decompressed text for a gzip file)."""
-    opener = gzip.open if is_gzip(path) else open
-    result: list[int] = []
-    line, base, index = 1, 0, 0
-    with opener(path, "rb") as handle:
-        while index < len(positions):
-            chunk = handle.read(COPY_CHUNK)
-            if not chunk:
-                break
-            end, offset = base + len(chunk), 0
-            while index < len(positions) and positions[index] < end:
-                target = positions[index] - base
-                line += chunk.count(b"\n", offset, target)
-                offset = target
-                result.append(line)
-                index += 1
-            line += chunk.count(b"\n", offset)
-            base = end
-    return result + [line] * (len(positions) - len(result))
