@@ -35,8 +35,8 @@ def open_text(path: Path):
     600 MB line would otherwise be held whole) with CompressedFileError.
     """
     if is_gzip(path):
-        raw = _Bounded(gzip.open(path, "rb"), _gzip_limit(path), path.stat().st_size)
-        return io.TextIOWrapper(io.BufferedReader(raw, CHUNK), encoding="utf-8", errors="replace", newline="")
+        return io.TextIOWrapper(io.BufferedReader(_Bounded(path), CHUNK), encoding="utf-8", errors="replace",
+                                newline="")
     return open(path, encoding="utf-8", errors="replace", newline="")
 
 
@@ -74,26 +74,31 @@ class _Text:
         self.size, self.lines, self.last = self.size + len(chunk), self.lines + chunk.count(b"\n"), chunk[-1:]
         if self.marker is None or self.marked is None:
             return
-        text = self.partial + chunk
-        end = text.rfind(b"\n") + 1
-        self._mark(text[:end])
-        self.partial = text[end:][-HEADER_CHARS:]  # a marked line is short; a longer partial one is no such line
+        first, last = chunk.find(b"\n"), chunk.rfind(b"\n")
+        if first < 0:  # no line ends here; a marked line is short, a longer partial one is no such line
+            self.partial = (self.partial + chunk)[-HEADER_CHARS:]
+            return
+        self._mark(self.partial + chunk[: first + 1], 0, None)  # the line across the chunk border
+        self._mark(chunk, first + 1, last + 1)  # searched in place: no copy of the chunk
+        self.partial = chunk[last + 1:]
 
     def result(self, sha256: str) -> Fingerprint:
         if self.marker is not None and self.marked is not None:
-            self._mark(self.partial)
+            self._mark(self.partial, 0, None)
         marked = None if self.marked is None else tuple(self.marked)
         return Fingerprint(sha256, self.size, self.lines + (self.last != b"\n"), marked)
 
-    def _mark(self, text: bytes) -> None:
-        found = text.find(self.marker)
+    def _mark(self, text: bytes, start: int, stop: int | None) -> None:
+        """Keep the lines of text[start:stop] (whole lines) that hold the marker."""
+        stop = len(text) if stop is None else stop
+        found = text.find(self.marker, start, stop)
         while found >= 0 and self.marked is not None:
-            start, end = text.rfind(b"\n", 0, found) + 1, text.find(b"\n", found)
-            end = len(text) if end < 0 else end
-            self.marked.append(text[start:end])
+            begin, end = text.rfind(b"\n", start, found) + 1 or start, text.find(b"\n", found, stop)
+            end = stop if end < 0 else end
+            self.marked.append(text[max(begin, start):end].rstrip(b"\n"))
             if len(self.marked) > MARKED_LINES:
                 self.marked = None
-            found = text.find(self.marker, end)
+            found = text.find(self.marker, end, stop)
 
 
 def fingerprint(path: Path, on_refused: Callable[[], None] | None = None, marker: bytes | None = None) -> Fingerprint:
@@ -112,9 +117,8 @@ def fingerprint(path: Path, on_refused: Callable[[], None] | None = None, marker
                 text.add(chunk)
     if packed:
         try:
-            with _Bounded(gzip.open(path, "rb"), _gzip_limit(path), path.stat().st_size) as handle:
-                for chunk in iter(lambda: handle.read(CHUNK), b""):
-                    text.add(chunk)
+            for chunk in _gzip_chunks(path):
+                text.add(chunk)
         except CompressedFileError:
             if on_refused is not None:
                 on_refused()
@@ -122,35 +126,43 @@ def fingerprint(path: Path, on_refused: Callable[[], None] | None = None, marker
     return text.result(digest.hexdigest())
 
 
-def _gzip_limit(path: Path) -> int:
-    return min(MAX_DECOMPRESSED_BYTES, max(1 << 20, int(path.stat().st_size * MAX_GZIP_RATIO)))
+def _gzip_chunks(path: Path):
+    """The unpacked chunks of a gzip file, refusing to unpack past the limits; a truncated or corrupt stream
+    raises CompressedFileError."""
+    packed, total = path.stat().st_size, 0
+    limit = min(MAX_DECOMPRESSED_BYTES, max(1 << 20, int(packed * MAX_GZIP_RATIO)))
+    try:
+        with gzip.open(path, "rb") as handle:
+            while chunk := handle.read(CHUNK):
+                total += len(chunk)
+                if total > limit:
+                    raise CompressedFileError(
+                        f"unpacks to more than {limit:,} bytes ({packed:,} compressed; limits: "
+                        f"{MAX_DECOMPRESSED_BYTES:,} bytes, ratio {MAX_GZIP_RATIO:g}): refused as a possible gzip bomb")
+                yield chunk
+    except EOFError:
+        raise CompressedFileError(f"truncated gzip file: it ends after {total:,} unpacked bytes, before the end of "
+                                  "its stream (copied while still being written, or cut short)") from None
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        raise CompressedFileError(f"corrupt gzip file after {total:,} unpacked bytes: {exc}") from None
 
 
 class _Bounded(io.RawIOBase):
-    """A gzip stream that refuses to unpack past `limit` bytes and names a truncated or corrupt stream."""
+    """A gzip file's text as a raw stream for Python readers, within the limits of `_gzip_chunks`."""
 
-    def __init__(self, stream, limit: int, packed: int):
-        self.stream, self.limit, self.packed, self.total = stream, limit, packed, 0
+    def __init__(self, path: Path):
+        self.chunks, self.rest = _gzip_chunks(path), b""
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
-        try:
-            data = self.stream.read(len(buffer))
-        except EOFError:
-            raise CompressedFileError(f"truncated gzip file: it ends after {self.total:,} unpacked bytes, before the "
-                                      "end of its stream (copied while still being written, or cut short)") from None
-        except (gzip.BadGzipFile, zlib.error) as exc:
-            raise CompressedFileError(f"corrupt gzip file after {self.total:,} unpacked bytes: {exc}") from None
-        self.total += len(data)
-        if self.total > self.limit:
-            raise CompressedFileError(
-                f"unpacks to more than {self.limit:,} bytes ({self.packed:,} compressed; limits: "
-                f"{MAX_DECOMPRESSED_BYTES:,} bytes, ratio {MAX_GZIP_RATIO:g}): refused as a possible gzip bomb")
-        buffer[: len(data)] = data
-        return len(data)
+        if not self.rest:
+            self.rest = next(self.chunks, b"")
+        size = min(len(buffer), len(self.rest))
+        buffer[:size], self.rest = self.rest[:size], self.rest[size:]
+        return size
 
     def close(self) -> None:
-        self.stream.close()
+        self.chunks.close()
         super().close()
