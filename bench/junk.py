@@ -25,12 +25,14 @@ GOOD = '10.0.0.1 - - [02/Dec/2026:14:00:{s:02d} +0000] "GET /a HTTP/1.1" 200 5 1
 # is padded to --line-bytes (DuckDB's cost of a stored reject grows with the line's length)
 JUNK = 'junk {n} zz zzzzzzzzzz [zzzzzzzzzzzzzzzzzzzz] "zzzzzzzzzzzzzzz" abc def {n}{pad}\n'
 CHILD = """
-import json, sys, time
+import json, resource, sys, time
 from tasks.warehouse.ingest import ingest_bundle
 started = time.perf_counter()
 ingest_bundle(sys.argv[1], sys.argv[2], progress=lambda m: None)
 hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM:")][0]
-print(json.dumps({"s": time.perf_counter() - started, "rss_mb": int(hwm.split()[1]) / 1024}))
+used = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"s": time.perf_counter() - started, "cpu_s": used.ru_utime + used.ru_stime,
+                  "rss_mb": int(hwm.split()[1]) / 1024}))
 """
 
 
@@ -84,7 +86,7 @@ def main() -> None:
                 (loaded, rejected), = con.execute("select rows_loaded, rows_rejected from sources").fetchall()
                 kept = con.execute("select count(*) from rejected_lines").fetchone()[0]
             print(f"{args.kind}, {lines:,} junk lines of {args.line_bytes} bytes ({raw.stat().st_size / 1e6:,.0f} MB{', gzip' if args.gzip else ''}): "
-                  f"{figures['s']:.1f} s, peak RSS {figures['rss_mb']:,.0f} MB, {loaded} loaded, "
+                  f"{figures['s']:.1f} s ({figures['cpu_s']:.1f} s CPU), peak RSS {figures['rss_mb']:,.0f} MB, {loaded} loaded, "
                   f"{rejected:,} rejected (counted), {kept:,} kept with reasons", flush=True)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
