@@ -79,7 +79,8 @@ def main() -> None:
             done = subprocess.run([sys.executable, "-c", CHILD, str(folder), str(warehouse)], capture_output=True,
                                   text=True, cwd=ROOT, check=False)
             if done.returncode != 0:
-                print(f"{lines:,} junk lines: ingest failed: {done.stderr.strip().splitlines()[-1]}", flush=True)
+                reason = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+                print(f"{lines:,} junk lines: ingest failed: {reason}", flush=True)
                 continue
             figures = yaml.safe_load(done.stdout.strip().splitlines()[-1])
             with duckdb.connect(str(warehouse), read_only=True) as con:

@@ -60,7 +60,7 @@ def error_options(store: bool) -> dict:
 
     Storing costs DuckDB about 2-5 KB per refused line whatever `rejects_limit` says (a typed read of 2 M junk
     lines: 11.6 GB), so the load skips them and `load_csv` asks for them in a read of its own, bounded in
-    lines (REJECT_SCAN_LINES), which keeps the first REJECTS_KEPT (`keep_rejects`).
+    lines and bytes (REJECT_SCAN_LINES, REJECT_SCAN_BYTES), which keeps the first REJECTS_KEPT (`keep_rejects`).
     """
     return {"store_rejects": True} if store else {"ignore_errors": True}
 
@@ -120,8 +120,8 @@ def load_csv(
 
 
 def _count_and_keep_first(ctx, read, load, has_header, quoting, starts_record, count) -> int:
-    """A file with more suspect lines than REJECT_SCAN_LINES (junk): each line not loaded is counted, and the
-    rejects among its first REJECT_SCAN_LINES lines are kept with their reasons; memory stays bounded.
+    """A file with more suspect lines than the bounds (junk): each line not loaded is counted, and the rejects
+    among its first REJECT_SCAN_LINES lines / REJECT_SCAN_BYTES are kept with their reasons; memory stays bounded.
 
     Cut lines (found by the byte scan) are taken out first and the rest loaded again, so a quote left open
     cannot make good lines count as junk.
