@@ -19,19 +19,10 @@ import tempfile
 from pathlib import Path
 
 import yaml
+from junk import CHILD  # the same child: seconds, CPU and peak RSS of one ingest
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests/data/samples/bundle-echo/loadgen/k6-iter3.json.gz"
-CHILD = """
-import json, resource, sys, time
-from tasks.warehouse.ingest import ingest_bundle
-started = time.perf_counter()
-ingest_bundle(sys.argv[1], sys.argv[2], progress=lambda m: None)
-hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM:")][0]
-used = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({"s": time.perf_counter() - started, "cpu_s": used.ru_utime + used.ru_stime,
-                  "rss_mb": int(hwm.split()[1]) / 1024}))
-"""
 
 
 def write_bundle(folder: Path, requests: int, custom: bool) -> None:
