@@ -6,7 +6,9 @@ scan), parsing every column typed (keeping nothing), and loading every column in
 ingest at least one third of the bare-scan rate, under 2 GB peak RSS for 10 M rows. Prints one block per
 file: each step's seconds, rows/s, and the ingest's rate as a share of that step's.
 
-    .venv/bin/python bench/ingest.py [--rows 10000000] [--keep DIR] [--only access_log|jtl] [--warehouse LAKE_URL]
+    .venv/bin/python bench/ingest.py [--rows 10000000] [--keep DIR] [--only access_log|jtl] [--warehouse LAKE_URL] [--gzip]
+
+With --gzip, each file is gzipped (`gzip -1`) before it is ingested, and the yardsticks read the .gz too.
 
 With --warehouse, the same bundle is also ingested into that warehouse (a DuckLake URL, credentials in the
 environment as docs/scaling.md says) and its rate printed beside the file's (target: at least half).
@@ -145,7 +147,7 @@ def ingest_in_child(bundle: Path, warehouse: Path) -> tuple[float, float]:
     return figures["s"], figures["rss_mb"]
 
 
-def bench_one(kind: str, rows: int, workdir: Path, lake: str | None = None) -> dict:
+def bench_one(kind: str, rows: int, workdir: Path, lake: str | None = None, packed: bool = False) -> dict:
     rate = 2_000
     bundle = workdir / kind
     bundle.mkdir(parents=True, exist_ok=True)
@@ -157,6 +159,10 @@ def bench_one(kind: str, rows: int, workdir: Path, lake: str | None = None) -> d
         raw = bundle / "results.jtl"
         generate_jtl(raw, rows, rate)
         source = {"kind": "jtl", "host": "loadgen", "path": raw.name}
+    if packed:
+        subprocess.run(["gzip", "-1", "-f", str(raw)], check=True)
+        raw = raw.with_name(raw.name + ".gz")
+        source["path"] = raw.name
     manifest = {
         "format": 1, "run_id": f"bench-{kind}-{int(time.time())}", "campaign": "bench", "timezone": "UTC",
         "iterations": _iterations(rows, rate),
@@ -197,12 +203,13 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="keep generated files here instead of a temp folder")
     parser.add_argument("--only", choices=("access_log", "jtl"))
     parser.add_argument("--warehouse", help="also ingest into this DuckLake URL (ducklake:...)")
+    parser.add_argument("--gzip", action="store_true", help="gzip each file before reading it")
     args = parser.parse_args()
     workdir = args.keep or Path(tempfile.mkdtemp(prefix="perfcampaign-bench-"))
     kinds = [args.only] if args.only else ["access_log", "jtl"]
     try:
         for kind in kinds:
-            print_result(bench_one(kind, args.rows, workdir, args.warehouse))
+            print_result(bench_one(kind, args.rows, workdir, args.warehouse, args.gzip))
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)

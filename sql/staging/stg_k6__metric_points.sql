@@ -3,7 +3,7 @@
 -- Requests (http_req_duration) are read by stg_k6__points; k6's other built-in metrics are not kept.
 -- materialized: view
 -- grain: none (one row per point)
--- upstream: raw_k6_metrics
+-- upstream: raw_k6_metrics, k6_kept_metric
 -- raw_k6_metrics: view made by tasks/warehouse/sources/k6.py: the file read by DuckDB's JSON reader with
 -- explicit columns and ignore_errors (malformed lines are counted by the request pass).
 with lines as (
@@ -18,15 +18,7 @@ points as (
     select metric, try_cast(data.time as timestamptz) as emitted_at, data.value as value, data.tags.name as label
     from lines
     where
-        type = 'Point'
-        and (
-            metric = 'dropped_iterations'
-            or not (
-                metric in ('vus', 'vus_max', 'iterations', 'iteration_duration', 'data_received', 'data_sent',
-                           'checks', 'group_duration', 'http_reqs')
-                or regexp_matches(metric, '^(http_req_|ws_|grpc_|browser_|webvital_)')
-            )
-        )
+        type = 'Point' and k6_kept_metric(metric)
 ),
 
 final as (

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import io
 import os
 import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 # A gzip file may not unpack past either limit (a 1 MB bomb made 2.2 GB of RSS); settable, docs/security.md.
 MAX_DECOMPRESSED_BYTES = int(os.environ.get("PERFCAMPAIGN_MAX_DECOMPRESSED_BYTES", 32 << 30))
 MAX_GZIP_RATIO = float(os.environ.get("PERFCAMPAIGN_MAX_GZIP_RATIO", 200))
+CHUNK = 1 << 20
 HEADER_CHARS = 1 << 20  # a header line read in Python (k6 CSV, JTL) longer than this is no header
 
 
@@ -25,9 +29,14 @@ def is_gzip(path: Path) -> bool:
 
 
 def open_text(path: Path):
-    """Open a raw file as text, gunzipping transparently; undecodable bytes are replaced, not fatal."""
+    """Open a raw file as text, gunzipping transparently; undecodable bytes are replaced, not fatal.
+
+    A gzip file is read through `_Bounded`, so a Python reader stops at the gzip limits (a bomb of one
+    600 MB line would otherwise be held whole) with CompressedFileError.
+    """
     if is_gzip(path):
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
+        return io.TextIOWrapper(io.BufferedReader(_Bounded(path), CHUNK), encoding="utf-8", errors="replace",
+                                newline="")
     return open(path, encoding="utf-8", errors="replace", newline="")
 
 
@@ -35,31 +44,125 @@ def file_sha256(path: Path) -> str:
     """Hex sha256 of a file, read in 1 MiB chunks."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
+        for chunk in iter(lambda: handle.read(CHUNK), b""):
             digest.update(chunk)
     return digest.hexdigest()
 
 
+@dataclass(frozen=True)
+class Fingerprint:
+    """What one pass over a raw file learns: its sha256, its text's size and physical lines (unpacked), and
+    the lines holding a reader's `marker` (None when more than MARKED_LINES did: then they are not known)."""
 
-def check_gzip(path: Path, max_bytes: int = MAX_DECOMPRESSED_BYTES, max_ratio: float = MAX_GZIP_RATIO) -> int:
-    """Stream-decompress a gzip file once, counting: its size unpacked, or CompressedFileError.
+    sha256: str
+    size: int
+    lines: int
+    marked: tuple[bytes, ...] | None = ()
 
-    Run before any reader (DuckDB's or ours) opens it, so a bomb is refused after reading at most the
-    limit, and a truncated file is named as such instead of failing deep inside a reader.
+
+MARKED_LINES = 10_000
+
+
+class _Text:
+    """Counts the bytes and lines of a file's text, chunk by chunk, and keeps the lines holding `marker`."""
+
+    def __init__(self, marker: bytes | None):
+        self.marker, self.size, self.lines, self.last = marker, 0, 0, b"\n"
+        self.partial, self.marked = b"", []
+
+    def add(self, chunk: bytes) -> None:
+        self.size, self.lines, self.last = self.size + len(chunk), self.lines + chunk.count(b"\n"), chunk[-1:]
+        if self.marker is None or self.marked is None:
+            return
+        first, last = chunk.find(b"\n"), chunk.rfind(b"\n")
+        if first < 0:  # no line ends here; a marked line is short, a longer partial one is no such line
+            self.partial = (self.partial + chunk)[-HEADER_CHARS:]
+            return
+        self._mark(self.partial + chunk[: first + 1], 0, None)  # the line across the chunk border
+        self._mark(chunk, first + 1, last + 1)  # searched in place: no copy of the chunk
+        self.partial = chunk[last + 1:]
+
+    def result(self, sha256: str) -> Fingerprint:
+        if self.marker is not None and self.marked is not None:
+            self._mark(self.partial, 0, None)
+        marked = None if self.marked is None else tuple(self.marked)
+        return Fingerprint(sha256, self.size, self.lines + (self.last != b"\n"), marked)
+
+    def _mark(self, text: bytes, start: int, stop: int | None) -> None:
+        """Keep the lines of text[start:stop] (whole lines) that hold the marker."""
+        stop = len(text) if stop is None else stop
+        found = text.find(self.marker, start, stop)
+        while found >= 0 and self.marked is not None:
+            begin, end = text.rfind(b"\n", start, found) + 1 or start, text.find(b"\n", found, stop)
+            end = stop if end < 0 else end
+            self.marked.append(text[max(begin, start):end].rstrip(b"\n"))
+            if len(self.marked) > MARKED_LINES:
+                self.marked = None
+            found = text.find(self.marker, end, stop)
+
+
+def fingerprint(path: Path, on_refused: Callable[[], None] | None = None, marker: bytes | None = None) -> Fingerprint:
+    """sha256 of the file's bytes; size and lines of its text (a gzip file unpacked once, counting), and
+    the lines holding `marker` (e.g. k6's `"Metric"` lines, so its reader knows which metrics the file has).
+
+    Run in a thread while the reader parses the same file, so a gzip file is checked without a pass of
+    its own: a bomb past the limits, a truncated or corrupt stream raise CompressedFileError (the ingest
+    names the file), and `on_refused` is called first to stop a reader still busy with it.
     """
-    limit = min(max_bytes, max(1 << 20, int(path.stat().st_size * max_ratio)))
-    total = 0
+    digest, packed, text = hashlib.sha256(), is_gzip(path), _Text(marker)
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(CHUNK), b""):
+            digest.update(chunk)
+            if not packed:
+                text.add(chunk)
+    if packed:
+        try:
+            for chunk in _gzip_chunks(path):
+                text.add(chunk)
+        except CompressedFileError:
+            if on_refused is not None:
+                on_refused()
+            raise
+    return text.result(digest.hexdigest())
+
+
+def _gzip_chunks(path: Path):
+    """The unpacked chunks of a gzip file, refusing to unpack past the limits; a truncated or corrupt stream
+    raises CompressedFileError."""
+    packed, total = path.stat().st_size, 0
+    limit = min(MAX_DECOMPRESSED_BYTES, max(1 << 20, int(packed * MAX_GZIP_RATIO)))
     try:
         with gzip.open(path, "rb") as handle:
-            while chunk := handle.read(1 << 20):
+            while chunk := handle.read(CHUNK):
                 total += len(chunk)
                 if total > limit:
                     raise CompressedFileError(
-                        f"unpacks to more than {limit:,} bytes ({path.stat().st_size:,} compressed; limits: "
-                        f"{max_bytes:,} bytes, ratio {max_ratio:g}): refused as a possible gzip bomb")
+                        f"unpacks to more than {limit:,} bytes ({packed:,} compressed; limits: "
+                        f"{MAX_DECOMPRESSED_BYTES:,} bytes, ratio {MAX_GZIP_RATIO:g}): refused as a possible gzip bomb")
+                yield chunk
     except EOFError:
         raise CompressedFileError(f"truncated gzip file: it ends after {total:,} unpacked bytes, before the end of "
                                   "its stream (copied while still being written, or cut short)") from None
     except (gzip.BadGzipFile, zlib.error) as exc:
         raise CompressedFileError(f"corrupt gzip file after {total:,} unpacked bytes: {exc}") from None
-    return total
+
+
+class _Bounded(io.RawIOBase):
+    """A gzip file's text as a raw stream for Python readers, within the limits of `_gzip_chunks`."""
+
+    def __init__(self, path: Path):
+        self.chunks, self.rest = _gzip_chunks(path), b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if not self.rest:
+            self.rest = next(self.chunks, b"")
+        size = min(len(buffer), len(self.rest))
+        buffer[:size], self.rest = self.rest[:size], self.rest[size:]
+        return size
+
+    def close(self) -> None:
+        self.chunks.close()
+        super().close()

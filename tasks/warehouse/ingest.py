@@ -13,14 +13,15 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
 import duckdb
 
-from tasks.bundle.files import CompressedFileError, check_gzip, file_sha256, is_gzip
+from tasks.bundle.files import CompressedFileError, Fingerprint, fingerprint
 from tasks.bundle.manifest import Manifest, load_manifest
 from tasks.warehouse.clock_skew import place_by_corrected_clocks
 from tasks.warehouse.connection import (
@@ -32,7 +33,7 @@ from tasks.warehouse.connection import (
 from tasks.warehouse.engines import Lake, parse_warehouse, run_ingest_lock
 from tasks.warehouse.lake import reserve_source_keys, retry_on_conflict
 from tasks.warehouse.moving import OtherMartModels, copy_runs
-from tasks.warehouse.sources import read_source
+from tasks.warehouse.sources import FINGERPRINT_MARKERS, read_source
 from tasks.warehouse.sources.base import (
     SourceContext,
     SourceError,
@@ -142,20 +143,27 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
 def _read_all_sources(
     con: duckdb.DuckDBPyConnection, manifest: Manifest, root: Path, keys: list[int], progress: Callable[[str], None]
 ) -> list[SourceReport]:
-    # Fingerprints are taken in a thread while DuckDB parses (hashlib releases the GIL): 0.6 s per GB
-    # that no longer adds to the ingest.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="sha256") as hasher:
-        fingerprints = {source.path: hasher.submit(file_sha256, root / source.path) for source in manifest.sources}
-        reports = _read_sources(con, manifest, root, keys, progress)
+    # Fingerprints are taken in a thread while DuckDB parses (hashlib and zlib release the GIL): 0.6 s per
+    # GB that no longer adds to the ingest, and a gzip file is checked (bomb, truncated) by the same pass.
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="fingerprint") as hasher:
+        prints = {source.path: hasher.submit(fingerprint, root / source.path, con.interrupt,
+                                             FINGERPRINT_MARKERS.get(source.kind))
+                  for source in manifest.sources}
+        try:
+            reports = _read_sources(con, manifest, root, keys, progress, prints)
+        except duckdb.InterruptException:  # a gzip check stopped whatever statement ran: say why
+            _checked_all(manifest, prints)
+            raise
         con.executemany(
             "update sources set sha256 = $sha where run_id = $run_id and path = $path",
-            [{"sha": sha.result(), "run_id": manifest.run_id, "path": path} for path, sha in fingerprints.items()],
+            [{"sha": done.result().sha256, "run_id": manifest.run_id, "path": path} for path, done in prints.items()],
         )
     return reports
 
 
 def _read_sources(
-    con: duckdb.DuckDBPyConnection, manifest: Manifest, root: Path, keys: list[int], progress: Callable[[str], None]
+    con: duckdb.DuckDBPyConnection, manifest: Manifest, root: Path, keys: list[int], progress: Callable[[str], None],
+    prints: dict[str, Future[Fingerprint]],
 ) -> list[SourceReport]:
     reports = []
     pending: list[tuple[SourceReport, Callable[[], tuple[str, ...]]]] = []
@@ -178,19 +186,17 @@ def _read_sources(
                 "size": size,
             },
         )
-        ctx = SourceContext(con, manifest, source, number, source_key, file)
+        checked = partial(_checked, prints[source.path], f"sources.{number} ({source.path})")
+        ctx = SourceContext(con, manifest, source, number, source_key, file, checked)
         started = time.perf_counter()
-        if is_gzip(file):
-            try:
-                check_gzip(file)
-            except CompressedFileError as exc:
-                raise SourceError(f"{ctx.field}: {exc}") from None
         try:
             result: SourceResult = read_source(ctx)
-        except (duckdb.Error, UnicodeError, OSError) as exc:
+        except (duckdb.Error, UnicodeError, OSError, CompressedFileError) as exc:
+            _checked_all(manifest, prints)  # a gzip file refused by the fingerprint pass says so, not the reader
             # DuckDB's first line says what went wrong; the rest lists reader options the user never set
             reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise SourceError(f"{ctx.field}: cannot read it as {source.kind} (is it one?): {reason}") from exc
+        checked()  # a truncated gzip file a reader took for a shorter one
         bad = reject_bad_values(ctx)  # impossible values become rejected lines, whatever the reader
         result.rows, result.rejected = result.rows - bad, result.rejected + bad
         seconds = time.perf_counter() - started
@@ -222,6 +228,20 @@ def _read_sources(
         for note in notes:
             progress(f"  note: {note}")
     return reports
+
+
+def _checked(done: Future[Fingerprint], field: str) -> Fingerprint:
+    """A source's fingerprint, or its gzip check's error naming the file (`field`)."""
+    try:
+        return done.result()
+    except CompressedFileError as exc:
+        raise SourceError(f"{field}: {exc}") from None
+
+
+def _checked_all(manifest: Manifest, prints: dict[str, Future[Fingerprint]]) -> None:
+    """Raise the first gzip error of any source: its check interrupts whatever DuckDB reads at the time."""
+    for number, source in enumerate(manifest.sources):
+        _checked(prints[source.path], f"sources.{number} ({source.path})")
 
 
 def _first_rejects(con: duckdb.DuckDBPyConnection, run_id: str, path: str) -> str:

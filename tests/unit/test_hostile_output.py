@@ -85,7 +85,7 @@ def test_a_revoked_known_hosts_line_is_read_and_never_trusted(tmp_path):
     import paramiko
 
     from tasks.stage.known_hosts import HostKeyRejected, fingerprint, load_known_hosts
-    from tasks.stage.ssh import _HostKeyPolicy
+    from tasks.stage.ssh_connection import _HostKeyPolicy
     from tasks.stage.transport import SshHost
 
     good, bad = paramiko.RSAKey.generate(1024), paramiko.RSAKey.generate(1024)

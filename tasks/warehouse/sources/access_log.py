@@ -23,7 +23,6 @@ from tasks.warehouse.sources.access_log_regex import (
     regex_for,
 )
 from tasks.warehouse.sources.base import (
-    REJECTS_KEPT,
     SourceContext,
     SourceError,
     SourceResult,
@@ -74,8 +73,9 @@ def _duration_to_ms(ctx: SourceContext, layout: Layout) -> float:
     return DURATION_SCALE_TO_MS.get(unit, 1.0)
 
 
-def _read_delimited(ctx: SourceContext, layout: Layout, path: Path) -> duckdb.DuckDBPyRelation:
-    """The delimited path: DuckDB's CSV reader with a layout compiled from the server's pattern."""
+def _read_delimited(ctx: SourceContext, layout: Layout, path: Path, store: bool) -> duckdb.DuckDBPyRelation:
+    """The delimited path: DuckDB's CSV reader with a layout compiled from the server's pattern (`store`:
+    keep refused lines in reject_errors, csv_pieces.error_options)."""
     raw = ctx.con.read_csv(
         str(path),
         sep=layout.delimiter,
@@ -87,9 +87,8 @@ def _read_delimited(ctx: SourceContext, layout: Layout, path: Path) -> duckdb.Du
         columns=layout.columns,
         timestamp_format=CLF_TIME_FORMAT,
         compression="gzip" if is_gzip(path) else "none",
-        store_rejects=True,
-        rejects_limit=REJECTS_KEPT,  # a file of junk: the rest are counted, not stored (csv_pieces)
         strict_mode=True,
+        **csv_pieces.error_options(store),
     )
     return raw.project(", ".join(_raw_expressions(layout)))
 

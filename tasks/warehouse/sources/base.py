@@ -15,6 +15,7 @@ from typing import Any
 
 import duckdb
 
+from tasks.bundle.files import Fingerprint
 from tasks.bundle.manifest import Manifest, Source
 from tasks.bundle.thresholds import THRESHOLDS
 from tasks.warehouse.models import build_model, model_sql
@@ -39,6 +40,7 @@ class SourceContext:
     number: int  # position in manifest.sources, for error messages
     source_key: int
     file: Path  # absolute path of the raw file
+    fingerprint: Callable[[], Fingerprint]  # its sha256, unpacked size and lines (a pass in a thread)
 
     @property
     def field(self) -> str:

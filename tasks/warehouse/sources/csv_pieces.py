@@ -30,64 +30,79 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-import pandas as pd
 
 from tasks.bundle.files import is_gzip
-from tasks.warehouse.models import build_model
 from tasks.warehouse.sources.base import (
-    REJECTS_KEPT,
     SourceContext,
     loaded_rows,
     reject,
 )
+from tasks.warehouse.sources.csv_reject_table import (
+    COPY_CHUNK,
+    Piece,
+    drop_rejects,
+    has_rejects,
+    keep_rejects,
+)
 
 CUT_REASON = "UNTERMINATED QUOTE: the line ends inside a quoted field (cut short?); the lines after it are read on"
-COPY_CHUNK = 1 << 22
+# Refused lines read with their reasons, at most: DuckDB holds 2-5 KB per refused line plus ~18 times its text
+# (50,000 junk lines of 1.9 KB: 1.76 GB), so the reject read is bounded in lines and in bytes.
+REJECT_SCAN_LINES = 20_000
+REJECT_SCAN_BYTES = 8 << 20
 
 
-@dataclass
-class Piece:
-    """A file to read, and how its physical lines map to the source's: line + line_offset, then the source's
-    `skipped` lines (cut lines left out of the file, sorted) put back in."""
+def error_options(store: bool) -> dict:
+    """read_csv options for a reader's relation: records refused are stored (`reject_errors`) or skipped.
 
-    path: Path
-    line_offset: int = 0
-    skipped: tuple[int, ...] = ()
-
-    def source_line(self, line: int) -> int:
-        number = line + self.line_offset
-        for skipped in self.skipped:
-            if skipped > number:
-                break
-            number += 1
-        return number
+    Storing costs DuckDB about 2-5 KB per refused line whatever `rejects_limit` says (a typed read of 2 M junk
+    lines: 11.6 GB), so the load skips them and `load_csv` asks for them in a read of its own, bounded in
+    lines and bytes (REJECT_SCAN_LINES, REJECT_SCAN_BYTES), which keeps the first REJECTS_KEPT (`keep_rejects`).
+    """
+    return {"store_rejects": True} if store else {"ignore_errors": True}
 
 
 def load_csv(
     ctx: SourceContext,
-    read: Callable[[Path], duckdb.DuckDBPyRelation],
+    read: Callable[[Path, bool], duckdb.DuckDBPyRelation],
     load: Callable[[duckdb.DuckDBPyRelation], None],
     has_header: bool,
     starts_record: Callable[[bytes], bool] | None = None,
     quoting: tuple[bytes, bytes] | None = (b'"', b'"'),
+    accepted: Callable[[], int] | None = None,
 ) -> int:
     """Load ctx.file through `read` and `load`; returns the number of rejected lines.
 
+    `read(path, store)` is the raw relation, storing refused records or not (`error_options`).
     `starts_record` is for files whose records may span lines: does this line hold a whole record?
     `quoting` is the reader's (quote, escape) as bytes, None where the bytes cannot be scanned (UTF-16).
+    `accepted` counts the records the reader took when `load` keeps fewer rows than that (k6 CSV).
+
+    One read loads the rows; a file whose lines all became rows is done. Otherwise the refused lines
+    are looked for: with few suspects (within REJECT_SCAN_LINES and, at the file's mean line length,
+    REJECT_SCAN_BYTES), in a read of the whole file that stores them (and the cut-line repair below); with
+    more, every line not loaded is counted and the file's first lines (as many) are read again to keep the
+    first rejects with their reasons.
     """
-    _drop_rejects(ctx)
-    load(read(ctx.file))
+    drop_rejects(ctx)
+    load(read(ctx.file, False))
+    count = accepted or (lambda: loaded_rows(ctx))
+    suspects = ctx.fingerprint().lines - int(has_header) - count()
+    if suspects <= 0:
+        return 0
+    if suspects > REJECT_SCAN_LINES or suspects * _mean_line_bytes(ctx) > REJECT_SCAN_BYTES:
+        return _count_and_keep_first(ctx, read, load, has_header, quoting, starts_record, count)
+    if _dry_read(read(ctx.file, True)) != count():  # DuckDB resumes after a broken multi-line record
+        ctx.con.execute("delete from request_facts where source_key = $key", {"key": ctx.source_key})
+        drop_rejects(ctx)  # otherwise when it skips errors than when it stores them: load as it stores
+        load(read(ctx.file, True))
     if _first_cut(ctx, ctx.file, starts_record) is None:
-        capped = _has_rejects(ctx) and ctx.con.execute("select count(*) from reject_errors").fetchone()[0] >= REJECTS_KEPT
-        rejected = _keep_rejects(ctx, Piece(ctx.file))
-        return _count_unstored(ctx, rejected, has_header) if capped else rejected
+        return keep_rejects(ctx, Piece(ctx.file))
     # Slow path, only for a file with a cut line: forget this read and read the file in pieces.
-    _drop_rejects(ctx)
+    drop_rejects(ctx)
     ctx.con.execute("delete from request_facts where source_key = $key", {"key": ctx.source_key})
     with tempfile.TemporaryDirectory(prefix="perfcampaign-pieces-") as folder:
         whole, cut_lines = Piece(ctx.file), []
@@ -98,10 +113,54 @@ def load_csv(
         cut_lines = sorted(cut_lines + more_cuts)
         rejected = 0
         for piece in pieces:
-            load(read(piece.path))
-            rejected += _keep_rejects(ctx, piece)
+            load(read(piece.path, True))
+            rejected += keep_rejects(ctx, piece)
     reject(ctx, [(line_no, CUT_REASON, text) for line_no, text in cut_lines])
     return rejected + len(cut_lines)
+
+
+def _count_and_keep_first(ctx, read, load, has_header, quoting, starts_record, count) -> int:
+    """A file with more suspect lines than the bounds (junk): each line not loaded is counted, and the rejects
+    among its first REJECT_SCAN_LINES lines / REJECT_SCAN_BYTES are kept with their reasons; memory stays bounded.
+
+    Cut lines (found by the byte scan) are taken out first and the rest loaded again, so a quote left open
+    cannot make good lines count as junk.
+    """
+    cut_lines: list[tuple[int, str]] = []
+    with tempfile.TemporaryDirectory(prefix="perfcampaign-rejects-") as folder:
+        whole = Piece(ctx.file)
+        found = cut_line_numbers(ctx.file, *quoting, starts_record, has_header) if quoting is not None else []
+        if found:
+            whole, cut_lines = _without_lines(ctx.file, found, Path(folder) / "without-cut-lines.csv")
+            ctx.con.execute("delete from request_facts where source_key = $key", {"key": ctx.source_key})
+            load(read(whole.path, False))
+        head = Path(folder) / "head.csv"
+        _head(whole.path, head)
+        _dry_read(read(head, True))
+        keep_rejects(ctx, Piece(head, whole.line_offset, whole.skipped))
+    reject(ctx, [(line_no, CUT_REASON, text) for line_no, text in cut_lines])
+    return ctx.fingerprint().lines - int(has_header) - count()
+
+
+def _mean_line_bytes(ctx: SourceContext) -> float:
+    return ctx.fingerprint().size / max(ctx.fingerprint().lines, 1)
+
+
+def _dry_read(raw: duckdb.DuckDBPyRelation) -> int:
+    """Read every column of `raw` (each converted, so each refused record is stored); the records taken."""
+    counts = ", ".join(f'count("{name}")' for name in raw.columns)
+    return raw.aggregate(f"count(*), {counts}").fetchone()[0]
+
+
+def _head(path: Path, out_path: Path) -> None:
+    """The file's first lines (unpacked), at most REJECT_SCAN_LINES and REJECT_SCAN_BYTES (whole lines)."""
+    opener = gzip.open if is_gzip(path) else open
+    with opener(path, "rb") as source:
+        head = source.read(REJECT_SCAN_BYTES)
+    end = -1
+    for _ in range(min(REJECT_SCAN_LINES, head.count(b"\n"))):
+        end = head.index(b"\n", end + 1)
+    out_path.write_bytes(head[: end + 1] if end >= 0 else head)
 
 
 def cut_line_numbers(path: Path, quote: bytes, escape: bytes, starts_record: Callable[[bytes], bool] | None,
@@ -151,18 +210,6 @@ def _without_lines(path: Path, cuts: list[int], out_path: Path) -> tuple[Piece, 
     return Piece(out_path, 0, tuple(cuts)), left_out
 
 
-def _count_unstored(ctx: SourceContext, rejected: int, has_header: bool) -> int:
-    """The rejected count when DuckDB stopped storing errors at REJECTS_KEPT (`rejects_limit`): every line
-    not loaded is counted (records of one line each; a JTL's multi-line messages make it an upper bound)."""
-    opener = gzip.open if is_gzip(ctx.file) else open
-    lines, last = 0, b"\n"
-    with opener(ctx.file, "rb") as handle:
-        while chunk := handle.read(COPY_CHUNK):
-            lines, last = lines + chunk.count(b"\n"), chunk[-1:]
-    lines += last != b"\n"
-    return max(rejected, lines - int(has_header) - loaded_rows(ctx))
-
-
 def _split_at_cut_lines(
     ctx: SourceContext,
     read: Callable[[Path], duckdb.DuckDBPyRelation],
@@ -177,10 +224,10 @@ def _split_at_cut_lines(
     cut_lines: list[tuple[int, str]] = []
     folder.mkdir(parents=True, exist_ok=True)
     while True:
-        _drop_rejects(ctx)
-        read(current.path).aggregate("count(*)").fetchall()  # a dry read: only its rejects count
+        drop_rejects(ctx)
+        read(current.path, True).aggregate("count(*)").fetchall()  # a dry read: only its rejects count
         position = _first_cut(ctx, current.path, starts_record)
-        _drop_rejects(ctx)
+        drop_rejects(ctx)
         if position is None:
             pieces.append(current)
             return pieces, cut_lines
@@ -220,20 +267,9 @@ def _first_line(path: Path) -> bytes:
         return handle.readline()
 
 
-def _has_rejects(ctx: SourceContext) -> bool:
-    return ctx.con.execute(
-        "select count(*) from duckdb_tables() where table_name = 'reject_errors' and temporary"
-    ).fetchone()[0] > 0
-
-
-def _drop_rejects(ctx: SourceContext) -> None:
-    ctx.con.execute("drop table if exists reject_errors")
-    ctx.con.execute("drop table if exists reject_scans")
-
-
 def _first_cut(ctx: SourceContext, path: Path, starts_record: Callable[[bytes], bool] | None) -> int | None:
     """Byte position of the first rejected record that is a cut line (see the module's docstring)."""
-    if not _has_rejects(ctx):
+    if not has_rejects(ctx):
         return None
     found = ctx.con.execute(
         "select distinct line_byte_position from reject_errors "
@@ -252,58 +288,3 @@ def _line_after(path: Path, position: int) -> bytes:
         handle.seek(position - 1)
         handle.readline()
         return handle.readline()
-
-
-def _keep_rejects(ctx: SourceContext, piece: Piece) -> int:
-    """Move the records DuckDB refused (`store_rejects`) into rejected_lines, one per physical line."""
-    if not _has_rejects(ctx):
-        return 0
-    _number_by_physical_line(ctx, piece)
-    params = {"run_id": ctx.manifest.run_id, "host": ctx.source.host, "path": ctx.source.path}
-    build_model(ctx.con, "rejected_lines", params)
-    count = ctx.con.execute("select count(distinct line) from reject_errors").fetchone()[0]
-    _drop_rejects(ctx)
-    return count
-
-
-def _number_by_physical_line(ctx: SourceContext, piece: Piece) -> None:
-    """Give rejected records the source's physical line number instead of DuckDB's record number.
-
-    DuckDB's `reject_errors.line` counts records, so every quoted multi-line field before a bad record
-    shifts it; `line_byte_position` is exact, and one pass counting newlines turns it into a line number.
-    """
-    found = ctx.con.execute("select distinct line_byte_position from reject_errors").fetchall()
-    positions = sorted(position for (position,) in found)
-    if not positions:
-        return
-    lines = [piece.source_line(line) for line in _line_numbers_at(piece.path, positions)]
-    ctx.con.from_df(pd.DataFrame({"position": positions, "line_no": lines})).create_view(
-        "reject_physical_lines", replace=True
-    )
-    ctx.con.execute(
-        "update reject_errors set line = m.line_no from reject_physical_lines as m "
-        "where reject_errors.line_byte_position = m.position"
-    )
-    ctx.con.execute("drop view reject_physical_lines")
-
-
-def _line_numbers_at(path: Path, positions: list[int]) -> list[int]:
-    """1-based line numbers of sorted byte offsets (of the decompressed text for a gzip file)."""
-    opener = gzip.open if is_gzip(path) else open
-    result: list[int] = []
-    line, base, index = 1, 0, 0
-    with opener(path, "rb") as handle:
-        while index < len(positions):
-            chunk = handle.read(COPY_CHUNK)
-            if not chunk:
-                break
-            end, offset = base + len(chunk), 0
-            while index < len(positions) and positions[index] < end:
-                target = positions[index] - base
-                line += chunk.count(b"\n", offset, target)
-                offset = target
-                result.append(line)
-                index += 1
-            line += chunk.count(b"\n", offset)
-            base = end
-    return result + [line] * (len(positions) - len(result))

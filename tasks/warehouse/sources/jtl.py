@@ -23,7 +23,6 @@ from tasks.bundle.files import HEADER_CHARS, is_gzip, open_text
 from tasks.warehouse.models import build_model, drop_model
 from tasks.warehouse.sources import csv_pieces, jtl_xml
 from tasks.warehouse.sources.base import (
-    REJECTS_KEPT,
     SourceContext,
     SourceError,
     SourceResult,
@@ -123,8 +122,6 @@ def _read_csv(ctx: SourceContext) -> SourceResult:
         quotechar='"',
         escapechar='"',
         auto_detect=False,
-        store_rejects=True,
-        rejects_limit=REJECTS_KEPT,  # a file of junk: the rest are counted, not stored (csv_pieces)
         strict_mode=True,
         force_not_null=["timeStamp", "elapsed"],  # an empty one is a broken record: rejected, not NULL
         encoding=encoding,
@@ -132,8 +129,9 @@ def _read_csv(ctx: SourceContext) -> SourceResult:
     if time_format:
         csv_options["timestamp_format"] = time_format
 
-    def read_file(path: Path) -> duckdb.DuckDBPyRelation:
-        raw = ctx.con.read_csv(str(path), compression="gzip" if is_gzip(path) else "none", **csv_options)
+    def read_file(path: Path, store: bool) -> duckdb.DuckDBPyRelation:
+        raw = ctx.con.read_csv(str(path), compression="gzip" if is_gzip(path) else "none", **csv_options,
+                               **csv_pieces.error_options(store))
         return raw.select(*_raw_projection(columns))
 
     # a line cut inside quotes is followed by whole records; a multi-line message by its next part

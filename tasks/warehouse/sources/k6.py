@@ -4,12 +4,13 @@ One request is one `http_req_duration` sample. Its time is the END of the reques
 time minus the duration; the SQL models in `sql/staging/stg_k6__*.sql` say why, and where in k6 it is.
 Both readers let DuckDB do all the work (no Python per line), so a 10 M-request file costs one scan for
 its requests; `--out json` files get a second one for the points of custom metrics and dropped_iterations
-(k6_metric_points), which requirements may judge.
+(k6_metric_points), which requirements may judge, only when the file declares such a metric.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 import duckdb
@@ -18,7 +19,6 @@ from tasks.bundle.files import HEADER_CHARS, is_gzip, open_text
 from tasks.warehouse.models import build_model, drop_model
 from tasks.warehouse.sources import csv_pieces
 from tasks.warehouse.sources.base import (
-    REJECTS_KEPT,
     SourceContext,
     SourceError,
     SourceResult,
@@ -82,12 +82,28 @@ def read_k6_json(ctx: SourceContext) -> SourceResult:
 
 
 def _load_metric_points(ctx: SourceContext) -> None:
-    """Keep the custom metrics' and dropped_iterations' points (a second pass: requirements may judge them)."""
+    """Keep the custom metrics' and dropped_iterations' points (a second pass: requirements may judge them),
+    unless the file declares none of them (its `Metric` lines, found by the fingerprint pass)."""
+    declared = ctx.fingerprint().marked
+    if declared is not None:
+        names = [line.get("metric") for line in map(_json_object, declared) if line.get("type") == "Metric"]
+        kept = ctx.con.execute("select count(*) from unnest($names::varchar[]) as t(metric) "
+                               "where k6_kept_metric(metric)", {"names": names}).fetchone()[0]
+        if not kept:
+            return
     _read_json(ctx, METRIC_COLUMNS).create_view("raw_k6_metrics", replace=True)
     build_model(ctx.con, "stg_k6__metric_points")
     build_model(ctx.con, "k6_metric_points")
     drop_model(ctx.con, "stg_k6__metric_points")
     ctx.con.execute("drop view raw_k6_metrics")
+
+
+def _json_object(line: bytes) -> dict:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _reject_malformed_lines(ctx: SourceContext) -> None:
@@ -136,7 +152,7 @@ def read_k6_csv(ctx: SourceContext) -> SourceResult:
     """Load the http_req_duration rows of one `k6 run --out csv=FILE` file into request_facts."""
     header = _csv_header(ctx)
 
-    def read_file(path: Path) -> duckdb.DuckDBPyRelation:
+    def read_file(path: Path, store: bool) -> duckdb.DuckDBPyRelation:
         return ctx.con.read_csv(
             str(path),
             header=True,
@@ -146,9 +162,8 @@ def read_k6_csv(ctx: SourceContext) -> SourceResult:
             auto_detect=False,  # the sniffer gives up on a small file with one bad line; the header says it all
             columns={name: "VARCHAR" for name in header},
             compression="gzip" if is_gzip(path) else "none",
-            store_rejects=True,
-            rejects_limit=REJECTS_KEPT,  # a file of junk: the rest are counted, not stored (csv_pieces)
             strict_mode=True,
+            **csv_pieces.error_options(store),
         )
 
     def load(raw: duckdb.DuckDBPyRelation) -> None:
@@ -159,7 +174,10 @@ def read_k6_csv(ctx: SourceContext) -> SourceResult:
         drop_model(ctx.con, "stg_k6__csv_points")
         ctx.con.execute("drop view raw_k6_csv")
 
-    rejected = csv_pieces.load_csv(ctx, read_file, load, has_header=True)
+    def accepted() -> int:  # every record the reader took, of any metric (the load keeps http_req_duration)
+        return read_file(ctx.file, False).aggregate("count(*)").fetchone()[0]
+
+    rejected = csv_pieces.load_csv(ctx, read_file, load, has_header=True, accepted=accepted)
     rows = loaded_rows(ctx)
     notes = () if rows else (f"{ctx.source.path}: no http_req_duration rows",)
     return SourceResult(rows=rows, rejected=rejected, notes=notes)

@@ -1,0 +1,43 @@
+"""The fingerprint pass (tasks/bundle/files.py): one read per file gives its sha256, its text's size and lines
+(a gzip file unpacked and checked on the way) and the lines holding a reader's marker, whatever the chunking."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+
+import pytest
+
+from tasks.bundle import files
+from tasks.bundle.files import CompressedFileError, fingerprint
+
+TEXT = b"".join(
+    (b'{"type":"Metric","data":{},"metric":"m%d"}\n' % n if n % 7 == 0 else b'{"type":"Point","n":%d}\n' % n)
+    for n in range(500)
+) + b"last line without newline"
+
+
+@pytest.mark.parametrize("packed", [False, True], ids=["plain", "gzip"])
+def test_sha_size_lines_and_marked_lines_across_chunk_borders(tmp_path, monkeypatch, packed):
+    monkeypatch.setattr(files, "CHUNK", 37)  # every marked line crosses a chunk border somewhere
+    raw = gzip.compress(TEXT) if packed else TEXT
+    (tmp_path / "f").write_bytes(raw)
+    got = fingerprint(tmp_path / "f", marker=b'"Metric"')
+    assert got.sha256 == hashlib.sha256(raw).hexdigest()
+    assert (got.size, got.lines) == (len(TEXT), TEXT.count(b"\n") + 1)
+    assert got.marked == tuple(line for line in TEXT.split(b"\n") if b'"Metric"' in line)
+
+
+def test_too_many_marked_lines_are_unknown(tmp_path, monkeypatch):
+    monkeypatch.setattr(files, "MARKED_LINES", 10)
+    (tmp_path / "f").write_bytes(TEXT)
+    assert fingerprint(tmp_path / "f", marker=b'"Metric"').marked is None
+
+
+def test_a_truncated_gzip_is_named_and_stops_the_reader(tmp_path):
+    packed = gzip.compress(TEXT * 50)
+    (tmp_path / "f.gz").write_bytes(packed[: len(packed) // 2])
+    stopped = []
+    with pytest.raises(CompressedFileError, match="truncated gzip file"):
+        fingerprint(tmp_path / "f.gz", on_refused=lambda: stopped.append(True))
+    assert stopped == [True]
