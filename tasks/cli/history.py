@@ -59,10 +59,10 @@ def history_command(
                    f"runs{enough}", err=True)
     if len(plans) > 1:
         typer.echo("runs of another iteration plan are another series (marked 'plan changed')", err=True)
+    title = ""
     if fmt == "table":
         columns, rows, title = _varying(columns, rows)
-        typer.echo(title)  # above the table, not as its title: rich would fold it to the table's width
-    write_rows(columns, rows, fmt, out=sys.stdout)
+    write_rows(columns, rows, fmt, out=sys.stdout, title=title)
 
 
 def _varying(columns: list[str], rows: list[tuple]) -> tuple[list[str], list[tuple], str]:
