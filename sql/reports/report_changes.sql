@@ -17,7 +17,7 @@ recent as (
 
 select
     change_id, side, host, iteration, label, metric, run_id, before_value, after_value, change_pct, direction, kind,
-    status, label_changes, first_detected_in,
+    status, label_changes, first_detected_in, event_id,
     first_detected_in = $run_id and kind = 'change' and direction = 'regression' and status = 'new' as is_new_here
 from change_points
 where run_id in (select run_id from recent)
