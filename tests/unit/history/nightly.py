@@ -3,7 +3,8 @@
 32 nights of one campaign (3 iterations, two access logs and a client JTL, 3 % run-to-run noise):
 latency +20 % on both sides at night 10, a one-night outlier (x 1.6) at 14, capacity -20 % at 18, a failed
 run (x 2) at 21, server latency -15 % at 24, client errors 1 % -> 5 % at 27, and from night 29 another load
-in iteration 3 (another plan, 3 runs: too few to claim anything). The warehouse itself is the fixture
+in iteration 3 (another plan, 3 runs: too few to claim anything). Night 6 lost the client's results of
+iteration 2 (its JTL has iterations 1 and 3 only). The warehouse itself is the fixture
 `warehouse` of conftest.py.
 """
 
@@ -27,6 +28,7 @@ SHIFTS = [  # (night, side, metrics, direction)
     (27, "client", ("error_rate",), "regression"),
 ]
 OUTLIER, FAILED, NEW_PLAN = 14, 21, 29
+NO_CLIENT_2 = 6  # the night without the client's iteration 2
 
 
 def night(n: int) -> Night:
@@ -45,7 +47,8 @@ def night(n: int) -> Night:
         latency = {side: level * (1.6 if n == OUTLIER else 2.0) for side, level in latency.items()}
     return Night(latency=latency, capacity={"server": capacity, "client": capacity},
                  errors={"server": 0.01, "client": errors}, status="failed" if n == FAILED else "completed",
-                 vus_3=24 if n >= NEW_PLAN else 18, version=version)
+                 vus_3=24 if n >= NEW_PLAN else 18, version=version,
+                 client_iterations=(1, 3) if n == NO_CLIENT_2 else (1, 2, 3))
 
 
 def run_id(n: int) -> str:

@@ -11,6 +11,7 @@ from tests.unit.history.nightly import (
     FAILED,
     NEW_PLAN,
     NIGHTS,
+    NO_CLIENT_2,
     OUTLIER,
     SHIFTS,
     cli,
@@ -65,6 +66,27 @@ def test_a_failed_run_is_in_no_series_and_in_the_exclusions(warehouse):
     assert query(warehouse, "select cause, reason from history_exclusions") == [("failed", "run failed: stage lost half way")]
     assert query(warehouse, "select count(*) from change_points where run_id in ($a, $b)",
                  {"a": run_id(FAILED), "b": run_id(FAILED + 1)}) == [(0,)]
+
+
+def test_a_run_missing_an_iteration_on_one_side_is_missing_from_those_series_only(warehouse):
+    """Night 6's JTL has no request of iteration 2: it leaves the client's iteration-2 series, no other."""
+    def keys(n: int) -> set[tuple]:
+        return set(query(warehouse, "select side, host, iteration, label, metric from series where run_id = $r",
+                         {"r": run_id(n)}))
+
+    before, lost, after = keys(NO_CLIENT_2 - 1), keys(NO_CLIENT_2), keys(NO_CLIENT_2 + 1)
+    client_2 = {key for key in before if key[0] == "client" and key[2] == 2}
+    assert len(client_2) >= 8 and before == after
+    assert lost == before - client_2  # every other series has the run: the server's iteration 2 too
+    assert any(key[0] == "server" and key[2] == 2 for key in lost)
+    # the client's requests of that night are all in iterations 1 and 3 (the JTL as written, read with python)
+    jtl = (warehouse.parent / f"night-{NO_CLIENT_2:03d}" / "loadgen" / "result.jtl").read_text().splitlines()
+    calls = query(warehouse, "select sum(calls) from series where run_id = $r and side = 'client' and host = '(all)' "
+                             "and label = '(all)' and metric = 'avg_ms'", {"r": run_id(NO_CLIENT_2)})
+    assert calls == [(len(jtl) - 1,)]
+    # no change point nor outlier claimed around it (no shift there), in any series
+    assert query(warehouse, "select count(*) from change_points where run_id between $a and $b",
+                 {"a": run_id(NO_CLIENT_2 - 1), "b": run_id(NO_CLIENT_2 + 1)}) == [(0,)]
 
 
 def test_another_plan_is_another_series_too_short_to_claim_anything(warehouse):
