@@ -1,0 +1,110 @@
+"""Wall time of the `perfcampaign` commands a person types, on a warehouse of a few dozen nightly runs.
+
+The warehouse is the nightly history the history tests use (tests/unit/history/nightly.py: 32 nights of
+one campaign written from the real echo bundle, two access logs and a client JTL, 3 iterations, its shifts,
+outlier, failed run and plan change), ingested and analysed once. Then each command is run as a user runs
+it, a new process each time (`python -c 'from tasks.cli.main import main; main()' ...`), and the median of
+`--repeat` runs printed, with the heavy modules the command loaded and the import time of the CLI module.
+Target (issue 10): `history` and `changes` under 1 s end to end. Also prints the events found.
+
+    .venv/bin/python bench/cli.py [--repeat 5] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tasks.history.analysis import analyse_run  # noqa: E402
+from tasks.warehouse.connection import open_warehouse  # noqa: E402
+from tasks.warehouse.ingest import ingest_bundle  # noqa: E402
+from tests.history_nights import write_night  # noqa: E402
+from tests.unit.history.nightly import NIGHTS, night, run_id  # noqa: E402
+
+HEAVY = ("pandas", "numpy", "scipy", "pydantic", "matplotlib", "prefect", "great_expectations", "rich")
+# runs the command, then says on stderr which heavy modules it had loaded
+PROBE = ("import sys\nfrom tasks.cli.main import main\ntry:\n    main()\nfinally:\n"
+         f"    print('loaded:', ','.join(m for m in {HEAVY!r} if m in sys.modules) or '-', file=sys.stderr)")
+
+
+def _warehouse(work: Path) -> Path:
+    path = work / "nightly.duckdb"
+    if path.exists():
+        return path
+    for n in range(NIGHTS):
+        ingest_bundle(write_night(work, n, night(n)), path, progress=lambda message: None)
+    analyse_run(path, run_id(NIGHTS - 1))
+    return path
+
+
+def _timed(args: list[str], repeat: int) -> tuple[float, str]:
+    seconds, loaded = [], ""
+    for _ in range(repeat):
+        started = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=ROOT, capture_output=True, text=True)
+        seconds.append(time.perf_counter() - started)
+        if done.returncode not in (0, 3):
+            raise SystemExit(f"perfcampaign {' '.join(args)}: exit {done.returncode}: {done.stderr[-500:]}")
+        loaded = re.findall(r"^loaded: (.*)$", done.stderr, re.M)[-1]
+    return statistics.median(seconds), loaded
+
+
+def _import_ms() -> float:
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import tasks.cli.main"], cwd=ROOT,
+                          capture_output=True, text=True, check=True)
+    return int(done.stderr.strip().splitlines()[-1].split("|")[1]) / 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--keep", type=Path, help="build the warehouse in this folder and keep it (reused when there)")
+    args = parser.parse_args()
+    work = args.keep or Path(tempfile.mkdtemp(prefix="bench-cli-"))
+    work.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    warehouse = _warehouse(work)
+    print(f"warehouse: {NIGHTS} nightly runs, ready in {time.perf_counter() - started:.1f} s")
+    with open_warehouse(warehouse) as con:
+        points, changes, events = con.execute(
+            "select (select count(*) from series), (select count(*) from change_points), "
+            "(select count(*) from change_events)").fetchone()
+        kinds = con.execute("select kind, direction, run_id, series, metrics from change_events "
+                            "order by run_started_at").fetchall()
+    print(f"history: {points:,} points, {changes} change points and outliers in {events} events:")
+    for kind, direction, at, series, metrics in kinds:
+        print(f"  {at}: {kind} ({direction}), {series} series: {metrics}")
+    w = ["-w", str(warehouse)]
+    commands = [
+        ["--help"],
+        ["runs", *w],
+        ["show", run_id(NIGHTS - 1), *w],
+        ["history", "nightly", "--side", "server", "--host", "(all)", "--iteration", "3", "--metric", "p95_ms", *w],
+        ["history", "nightly", "--metric", "p95_ms", *w],
+        ["history", "nightly", "-f", "csv", *w],
+        ["changes", "--campaign", "nightly", *w],
+        ["changes", "--campaign", "nightly", "--status", "new", "--fail-on", "regression", "-f", "json", *w],
+        ["changes", "--series", *w],
+    ]
+    print(f"import tasks.cli.main: {_import_ms():.0f} ms (python -X importtime)")
+    print(f"median of {args.repeat} runs, a new process each (target for history and changes: < 1 s):")
+    for command in commands:
+        seconds, loaded = _timed(command, args.repeat)
+        shown = " ".join(part if part != str(warehouse) else "W" for part in command)
+        print(f"  {seconds:5.2f} s  perfcampaign {shown}   [loaded: {loaded}]")
+    if not args.keep:
+        shutil.rmtree(work)
+
+
+if __name__ == "__main__":
+    main()
