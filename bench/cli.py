@@ -7,12 +7,16 @@ it, a new process each time (`python -c 'from tasks.cli.main import main; main()
 `--repeat` runs printed, with the heavy modules the command loaded and the import time of the CLI module.
 Target (issue 10): `history` and `changes` under 1 s end to end. Also prints the events found.
 
-    .venv/bin/python bench/cli.py [--repeat 5] [--keep DIR]
+    .venv/bin/python bench/cli.py [--repeat 5] [--keep DIR] [--code CHECKOUT]
+
+`--code`: run the commands of another checkout (e.g. the main branch's, to compare on the same warehouse
+and machine load); the warehouse is always written by this one's code.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import statistics
@@ -47,11 +51,12 @@ def _warehouse(work: Path) -> Path:
     return path
 
 
-def _timed(args: list[str], repeat: int) -> tuple[float, str]:
+def _timed(args: list[str], repeat: int, code: Path) -> tuple[float, str]:
     seconds, loaded = [], ""
     for _ in range(repeat):
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=ROOT, capture_output=True, text=True)
+        done = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=code, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(code)})
         seconds.append(time.perf_counter() - started)
         if done.returncode not in (0, 3):
             raise SystemExit(f"perfcampaign {' '.join(args)}: exit {done.returncode}: {done.stderr[-500:]}")
@@ -59,9 +64,9 @@ def _timed(args: list[str], repeat: int) -> tuple[float, str]:
     return statistics.median(seconds), loaded
 
 
-def _import_ms() -> float:
-    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import tasks.cli.main"], cwd=ROOT,
-                          capture_output=True, text=True, check=True)
+def _import_ms(code: Path) -> float:
+    done = subprocess.run([sys.executable, "-X", "importtime", "-c", "import tasks.cli.main"], cwd=code,
+                          capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(code)})
     return int(done.stderr.strip().splitlines()[-1].split("|")[1]) / 1000
 
 
@@ -69,6 +74,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--keep", type=Path, help="build the warehouse in this folder and keep it (reused when there)")
+    parser.add_argument("--code", type=Path, default=ROOT, help="the checkout whose commands to time")
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-cli-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -96,10 +102,10 @@ def main() -> None:
         ["changes", "--campaign", "nightly", "--status", "new", "--fail-on", "regression", "-f", "json", *w],
         ["changes", "--series", *w],
     ]
-    print(f"import tasks.cli.main: {_import_ms():.0f} ms (python -X importtime)")
+    print(f"commands of {args.code.resolve()}; import tasks.cli.main: {_import_ms(args.code):.0f} ms (-X importtime)")
     print(f"median of {args.repeat} runs, a new process each (target for history and changes: < 1 s):")
     for command in commands:
-        seconds, loaded = _timed(command, args.repeat)
+        seconds, loaded = _timed(command, args.repeat, args.code)
         shown = " ".join(part if part != str(warehouse) else "W" for part in command)
         print(f"  {seconds:5.2f} s  perfcampaign {shown}   [loaded: {loaded}]")
     if not args.keep:
