@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -51,17 +52,22 @@ def _warehouse(work: Path) -> Path:
     return path
 
 
-def _timed(args: list[str], repeat: int, code: Path) -> tuple[float, str]:
-    seconds, loaded = [], ""
+def _timed(args: list[str], repeat: int, code: Path) -> tuple[float, float, str]:
+    """Median wall and CPU seconds (user + system of the process: on a shared machine the wall time is
+    mostly other processes' turn), and the heavy modules loaded."""
+    seconds, cpu, loaded = [], [], ""
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=code, capture_output=True, text=True,
                               env={**os.environ, "PYTHONPATH": str(code)})
         seconds.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         if done.returncode not in (0, 3):
             raise SystemExit(f"perfcampaign {' '.join(args)}: exit {done.returncode}: {done.stderr[-500:]}")
         loaded = re.findall(r"^loaded: (.*)$", done.stderr, re.M)[-1]
-    return statistics.median(seconds), loaded
+    return statistics.median(seconds), statistics.median(cpu), loaded
 
 
 def _import_ms(code: Path) -> float:
@@ -100,14 +106,16 @@ def main() -> None:
         ["history", "nightly", "-f", "csv", *w],
         ["changes", "--campaign", "nightly", *w],
         ["changes", "--campaign", "nightly", "--status", "new", "--fail-on", "regression", "-f", "json", *w],
-        ["changes", "--series", *w],
     ]
+    if (Path(args.code) / "sql" / "marts" / "change_events.sql").exists():  # a checkout with events
+        commands.append(["changes", "--series", *w])
     print(f"commands of {args.code.resolve()}; import tasks.cli.main: {_import_ms(args.code):.0f} ms (-X importtime)")
-    print(f"median of {args.repeat} runs, a new process each (target for history and changes: < 1 s):")
+    print(f"median of {args.repeat} runs, a new process each (target for history and changes: < 1 s); wall / CPU:")
     for command in commands:
-        seconds, loaded = _timed(command, args.repeat, args.code)
+        seconds, cpu, loaded = _timed(command, args.repeat, args.code)
         shown = " ".join(part if part != str(warehouse) else "W" for part in command)
-        print(f"  {seconds:5.2f} s  perfcampaign {shown}   [loaded: {loaded}]")
+        print(f"  {seconds:5.2f} s / {cpu:5.2f} s  perfcampaign {shown}   [loaded: {loaded}]")
+    print(f"load average: {os.getloadavg()[0]:.1f}")
     if not args.keep:
         shutil.rmtree(work)
 

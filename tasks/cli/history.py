@@ -123,8 +123,8 @@ def changes_command(
 
 
 def triage_command(
-    change_id: Annotated[str, typer.Argument(help="an event, or one change point (see `perfcampaign changes "
-                                                  "[--series]`)")],
+    identifier: Annotated[str, typer.Argument(metavar="ID", help="an event, or one change point (see "
+                                              "`perfcampaign changes [--series]`)")],
     acknowledge: Annotated[bool, typer.Option("--acknowledge", help="a real change, being looked at")] = False,
     expected: Annotated[bool, typer.Option("--expected", help="a change that was meant (a new feature, a bigger test)")] = False,
     invalid: Annotated[bool, typer.Option("--invalid", help="not a change of the system under test")] = False,
@@ -140,10 +140,10 @@ def triage_command(
 
     try:
         with open_warehouse(warehouse_path(warehouse), write=True) as con:
-            count = triage_change(con, change_id, chosen[0], note)
+            count = triage_change(con, identifier, chosen[0], note)
     except HistoryError as exc:
         _fail(str(exc))
-    typer.echo(f"{change_id}: {chosen[0]} ({count} change point{'s' if count != 1 else ''})")
+    typer.echo(f"{identifier}: {chosen[0]} ({count} change point{'s' if count != 1 else ''})")
 
 
 def exclude_command(
