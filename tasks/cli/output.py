@@ -128,5 +128,4 @@ def _write_records(out: TextIO, columns: list[str], cells: list[list[str]], titl
     name_width = max(len(column) for column in columns)
     for number, row in enumerate(cells, start=1):
         out.write(f"-[ {number} ]" + "-" * max(0, min(width, 40) - len(str(number)) - 5) + "\n")
-        for column, value in zip(columns, row):
-            out.write(f"{column:<{name_width}}  {value}\n")
+        out.writelines(f"{column:<{name_width}}  {value}\n" for column, value in zip(columns, row))
