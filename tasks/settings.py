@@ -16,6 +16,7 @@ VALIDATION_PAGE = "validation.html"  # the data expectations' page, beside the r
 WRITER_WAIT_S = 600.0  # longest a writer waits for the warehouse's readers and writers; $PERFCAMPAIGN_WRITER_WAIT_S
 
 HIGHER_IS_BETTER = frozenset({"calls_per_s"})  # metrics whose fall is the regression (latency, errors: a rise)
+COMPARE_ALPHA = 0.01  # significance level of `compare` and the report's comparison with a baseline
 
 
 def artifact_key(kind: str, name: str) -> str:

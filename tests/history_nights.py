@@ -8,7 +8,8 @@ and a few % of run-to-run noise. What a night changes, and how:
   the factor and nothing else moves;
 - errors: a fixed random share of the requests answers 500 (JTL success=false), the share being the level;
 - status: a failed run keeps its data (the flow could not finish it) and must stay out of every series;
-- plan: the load of iteration 3 (another plan is another series).
+- plan: the load of iteration 3 (another plan is another series);
+- a client side without some iterations (the load generator's results of an iteration lost).
 Cheap (no load runs): a night is written in ~50 ms and ingested in under a second.
 """
 
@@ -43,6 +44,7 @@ class Night:
     status: str = "completed"
     vus_3: int = 18
     version: str = "1.0.0"
+    client_iterations: tuple[int, ...] = (1, 2, 3)  # the iterations the client's JTL has requests of
 
 
 @cache
@@ -57,9 +59,9 @@ def _access_lines(host: str) -> tuple[list[str], np.ndarray]:
 
 
 @cache
-def _k6_requests() -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """The recorded k6 requests: start (epoch ms), elapsed (ms) and label (the request's name tag)."""
-    starts, elapsed, labels = [], [], []
+def _k6_requests() -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
+    """The recorded k6 requests: start (epoch ms), elapsed (ms), label (the request's name tag), iteration."""
+    starts, elapsed, labels, iterations = [], [], [], []
     for number in (1, 2, 3):
         with gzip.open(ECHO / "loadgen" / f"k6-iter{number}.json.gz", "rt") as handle:
             for line in handle:
@@ -70,7 +72,8 @@ def _k6_requests() -> tuple[np.ndarray, np.ndarray, list[str]]:
                 starts.append(at.timestamp() * 1000)
                 elapsed.append(data["value"])
                 labels.append(data["tags"]["name"])
-    return np.array(starts), np.array(elapsed), labels
+                iterations.append(number)
+    return np.array(starts), np.array(elapsed), labels, np.array(iterations)
 
 
 @cache
@@ -96,12 +99,15 @@ def write_night(root: Path, number: int, night: Night, seed: int = 1) -> Path:
             lines.append((prefix.replace('" 200 ', '" 500 ') if fail else prefix) + f" {value}")
         (bundle / host).mkdir(parents=True, exist_ok=True)
         (bundle / host / "access.log").write_text("\n".join(lines) + "\n")
-    starts, elapsed, labels = _k6_requests()
+    starts, elapsed, labels, iterations = _k6_requests()
     jitter, fails = _fixed_uniforms(len(starts), 17), _fixed_uniforms(len(starts), 19)
     millis = np.rint(elapsed * level["client"] + jitter - 0.5).clip(0).astype(int)
     stamps = (starts + shift.total_seconds() * 1000).astype(np.int64)
+    kept = np.isin(iterations, night.client_iterations)
     rows = ["timeStamp,elapsed,label,responseCode,success,bytes"]
-    for stamp, value, label, fail in zip(stamps, millis, labels, fails < night.errors["client"]):
+    for stamp, value, label, fail, keep in zip(stamps, millis, labels, fails < night.errors["client"], kept):
+        if not keep:
+            continue
         rows.append(f"{stamp},{value},{label},{500 if fail else 200},{'false' if fail else 'true'},1024")
     (bundle / "loadgen").mkdir(parents=True, exist_ok=True)
     (bundle / "loadgen" / "result.jtl").write_text("\n".join(rows) + "\n")

@@ -1,14 +1,15 @@
--- Report query: the regressions an analysis found first when a run arrived, untriaged: the changes of level
--- (not one-night outliers) that the nightly flow announces (event, artifact, failing JUnit testcase).
--- grain: one row per change_id
--- upstream: change_points
+-- Report query: the regression events an analysis found first when a run arrived, untriaged: the shifts of
+-- level (not one-night outliers) that the nightly flow announces (event, artifact, failing JUnit testcase),
+-- one per event however many series moved.
+-- grain: one row per event_id
+-- upstream: change_events
 select
-    change_id, campaign, scenario, side, host, iteration, label, metric, run_id, previous_run_id,
-    before_value, after_value, change_pct, p_value, label_changes, status, first_detected_in
-from change_points
+    event_id, campaign, scenario, run_id, previous_run_id, series, sides, metrics, change_pct, largest_change_pct,
+    label_changes, status, untriaged, first_detected_in, series_keys
+from change_events
 where campaign = $campaign
     and first_detected_in = $run_id
     and kind = 'change'
     and direction = 'regression'
     and status = 'new'
-order by abs(change_pct) desc nulls first, metric, side, host, iteration, label
+order by series desc, abs(change_pct) desc nulls first, event_id

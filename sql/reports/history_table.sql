@@ -1,6 +1,6 @@
 -- Report query: `perfcampaign history`: a campaign's series, each oldest run first (the last $last runs of
 -- each), excluded runs included and marked, change points and outliers marked with their size, the labels
--- that changed with them and their triage, and the first run of each plan after another.
+-- that changed with them, their triage and event, and the first run of each plan after another.
 -- grain: one row per (scenario, plan_id, side, host, iteration, label, metric, run_id)
 -- upstream: series_values, history_exclusions, change_points, is_wanted
 with points as (
@@ -46,8 +46,8 @@ final as (
                 then 'plan changed: ' || first_of_plan.plan || ' (another series)' end,
             case when changes.kind is not null then
                 changes.kind || ' ' || coalesce(printf('%+.1f %%', changes.change_pct), 'from 0') || ' ' || changes.direction
-                || coalesce(' (' || changes.label_changes || ')', '') || ', ' || changes.status || ', id '
-                || changes.change_id end
+                || coalesce(' (' || changes.label_changes || ')', '') || ', ' || changes.status || ', event '
+                || changes.event_id end
         ) as note
     from points
     left join excluded using (run_id)

@@ -44,3 +44,5 @@ create table if not exists detected_changes (
     first_detected_in varchar,
     detected_at timestamptz
 );
+-- the event (view change_events) a change point is part of: one shift of many series is one event
+alter table detected_changes add column if not exists event_id varchar;

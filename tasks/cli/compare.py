@@ -10,8 +10,7 @@ from typing import Annotated, Optional
 import typer
 
 from tasks.cli.output import FormatOption, _json_value, write_rows
-from tasks.report.compare import ALPHA, compare_runs, requirement_changes
-from tasks.report.fmt import number
+from tasks.settings import COMPARE_ALPHA
 from tasks.warehouse.connection import open_warehouse, warehouse_path
 
 
@@ -29,7 +28,7 @@ def compare_command(
     warehouse: Annotated[Optional[str], typer.Option("--warehouse", "-w", help="DuckDB file or DuckLake URL")] = None,
     fmt: FormatOption = "table",
     only: Annotated[Optional[str], typer.Option(help="print one table: requirements or metrics")] = None,
-    alpha: Annotated[float, typer.Option(help="significance level of the tests")] = ALPHA,
+    alpha: Annotated[float, typer.Option(help="significance level of the tests")] = COMPARE_ALPHA,
     max_labels: Annotated[int, typer.Option(help="compare the busiest labels of each side too (0: none)")] = 5,
 ) -> None:
     """Compare two runs iteration by iteration: A, B, % change, and whether it is beyond noise."""
@@ -39,6 +38,7 @@ def compare_command(
         raise typer.BadParameter("csv writes one table: add --only requirements or --only metrics", param_hint="--format")
     if not 0 < alpha < 1:
         raise typer.BadParameter(f"{alpha:g}: a significance level between 0 and 1 (e.g. 0.01)", param_hint="--alpha")
+    from tasks.report.compare import compare_runs, requirement_changes  # heavy: numpy, scipy, pandas
     with open_warehouse(warehouse_path(warehouse)) as con:
         params = {"a": run_a, "b": run_b}
         known = {r[0] for r in con.execute("select run_id from runs where run_id in ($a, $b)", params).fetchall()}
@@ -68,6 +68,7 @@ def compare_command(
 
 def _terminal_table(name: str, columns: list[str], rows: list[tuple]) -> tuple[list[str], list[tuple]]:
     """The columns that fit a terminal; a load that differs between A and B is shown, p-values as printed."""
+    from tasks.report.fmt import number  # heavy: pandas
     short = {"requirements": ["test", "unit", "requirement", "expectation", "before", "after", "change_pct", "verdict"],
              "metrics": ["iteration", "load", "side", "label", "metric", "a", "b", "change_pct", "test", "p_value",
                          "direction"]}[name]

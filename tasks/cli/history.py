@@ -59,10 +59,10 @@ def history_command(
                    f"runs{enough}", err=True)
     if len(plans) > 1:
         typer.echo("runs of another iteration plan are another series (marked 'plan changed')", err=True)
+    title = ""
     if fmt == "table":
         columns, rows, title = _varying(columns, rows)
-        typer.echo(title)  # above the table, not as its title: rich would fold it to the table's width
-    write_rows(columns, rows, fmt, out=sys.stdout)
+    write_rows(columns, rows, fmt, out=sys.stdout, title=title)
 
 
 def _varying(columns: list[str], rows: list[tuple]) -> tuple[list[str], list[tuple], str]:
@@ -74,47 +74,65 @@ def _varying(columns: list[str], rows: list[tuple]) -> tuple[list[str], list[tup
     return [columns[i] for i in kept], [tuple(row[i] for i in kept) for row in rows], title
 
 
+EVENT_COLUMNS = ["event_id", "scenario", "run_id", "kind", "direction", "series", "sides", "metrics", "change_pct",
+                 "status", "label_changes"]
+SERIES_COLUMNS = ["change_id", "scenario", "side", "host", "iteration", "label", "metric", "run_id", "change_pct",
+                  "direction", "kind", "status", "label_changes"]
+
+
 def changes_command(
     campaign: Annotated[Optional[str], typer.Option(help="only this campaign")] = None,
     since: Annotated[Optional[str], typer.Option(help="only changes at runs started on or after DATE (YYYY-MM-DD)")] = None,
-    status: Annotated[Optional[str], typer.Option(help="new, acknowledged, expected or invalid")] = None,
+    status: Annotated[Optional[str], typer.Option(help="new, acknowledged, expected, invalid or mixed")] = None,
     fail_on: Annotated[Optional[str], typer.Option("--fail-on", help="regression: exit 3 when an untriaged "
                                                    "regression is listed")] = None,
+    series: Annotated[bool, typer.Option("--series", help="a row per series instead of per event")] = False,
+    event: Annotated[Optional[str], typer.Option(help="only the series of this event (implies --series)")] = None,
     warehouse: WarehouseOption = None,
     fmt: FormatOption = "table",
 ) -> None:
-    """Change points and outliers of every series, regressions first; for CI with --fail-on regression."""
+    """Events (the change points and outliers of one shift, grouped), regressions first; for CI with --fail-on."""
     if fail_on not in (None, "regression"):
         raise typer.BadParameter(f"{fail_on!r}: expected regression", param_hint="--fail-on")
-    if status not in (None, "new", "acknowledged", "expected", "invalid"):
-        raise typer.BadParameter(f"{status!r}: expected new, acknowledged, expected or invalid", param_hint="--status")
+    if status not in (None, "new", "acknowledged", "expected", "invalid", "mixed"):
+        raise typer.BadParameter(f"{status!r}: expected new, acknowledged, expected, invalid or mixed (an event "
+                                 "whose series were triaged differently)", param_hint="--status")
     try:
         since_date = date.fromisoformat(since) if since else None
     except ValueError:
         raise typer.BadParameter(f"{since!r}: expected a date YYYY-MM-DD", param_hint="--since") from None
+    per_series = series or event is not None
+    filters = {"campaign": campaign, "since": since_date, "status": status}
     with open_warehouse(warehouse_path(warehouse)) as con:
-        columns, rows = _rows(con, "history_changes", {"campaign": campaign, "since": since_date, "status": status})
-    shown = columns if fmt != "table" else ["change_id", "scenario", "side", "host", "iteration", "label", "metric",
-                                            "run_id", "change_pct", "direction", "kind", "status", "label_changes"]
+        if per_series:
+            columns, rows = _rows(con, "history_changes", {**filters, "event": event})
+        else:
+            columns, rows = _rows(con, "history_events", filters)
+    shown = columns if fmt != "table" else SERIES_COLUMNS if per_series else EVENT_COLUMNS
     index = [columns.index(name) for name in shown]
+    what = "change points and outliers" if per_series else "events (triage one with `perfcampaign triage EVENT_ID`)"
     write_rows(shown, [tuple(row[i] for i in index) for row in rows], fmt, out=sys.stdout,
-               title=f"{len(rows)} change points and outliers" if fmt == "table" else "")
+               title=f"{len(rows)} {what}" if fmt == "table" else "")
     records = [dict(zip(columns, row)) for row in rows]
     untriaged = [r for r in records if (r["direction"], r["status"], r["kind"]) == ("regression", "new", "change")]
     if fail_on and untriaged:
-        typer.echo(f"{len(untriaged)} untriaged regressions (triage them with `perfcampaign triage CHANGE_ID`)", err=True)
+        what = "change points" if per_series else "events"
+        typer.echo(f"{len(untriaged)} untriaged regression {what} (triage them with `perfcampaign triage ID`)",
+                   err=True)
         raise typer.Exit(code=FAIL_ON)
 
 
 def triage_command(
-    change_id: Annotated[str, typer.Argument(help="the change point (see `perfcampaign changes`)")],
+    identifier: Annotated[str, typer.Argument(metavar="ID", help="an event, or one change point (see "
+                                              "`perfcampaign changes [--series]`)")],
     acknowledge: Annotated[bool, typer.Option("--acknowledge", help="a real change, being looked at")] = False,
     expected: Annotated[bool, typer.Option("--expected", help="a change that was meant (a new feature, a bigger test)")] = False,
     invalid: Annotated[bool, typer.Option("--invalid", help="not a change of the system under test")] = False,
     note: Annotated[Optional[str], typer.Option(help="why")] = None,
     warehouse: WarehouseOption = None,
 ) -> None:
-    """Set the status of a change point; it survives re-analysis, re-ingest and mart rebuilds."""
+    """Set the status of an event (all its change points) or of one change point; it survives re-analysis,
+    re-ingest and mart rebuilds."""
     chosen = [name for name, flag in (("acknowledged", acknowledge), ("expected", expected), ("invalid", invalid)) if flag]
     if len(chosen) != 1:
         raise typer.BadParameter("give exactly one of --acknowledge, --expected, --invalid")
@@ -122,10 +140,10 @@ def triage_command(
 
     try:
         with open_warehouse(warehouse_path(warehouse), write=True) as con:
-            triage_change(con, change_id, chosen[0], note)
+            count = triage_change(con, identifier, chosen[0], note)
     except HistoryError as exc:
         _fail(str(exc))
-    typer.echo(f"{change_id}: {chosen[0]}")
+    typer.echo(f"{identifier}: {chosen[0]} ({count} change point{'s' if count != 1 else ''})")
 
 
 def exclude_command(
@@ -154,8 +172,11 @@ def analyse_after(warehouse: Path | None, run_id: str) -> None:
 
     outcome = analyse_run(warehouse_path(warehouse), run_id)
     typer.echo(outcome.line(), err=True)
-    for change in outcome.new_regressions:
-        typer.echo(f"  new regression {change['change_id']}: {change['side']} {change['host']} it "
-                   f"{change['iteration']} {change['label']} {change['metric']} {change['change_pct']:+.1f} % "
-                   f"at {change['run_id']}" + (f" ({change['label_changes']})" if change["label_changes"] else ""),
-                   err=True)
+    for event in outcome.new_regressions:
+        typer.echo(f"  new regression {event['event_id']}: {event['series']} series ({event['sides']}: "
+                   f"{event['metrics']}), median {_pct(event['change_pct'])} at {event['run_id']}"
+                   + (f" ({event['label_changes']})" if event["label_changes"] else ""), err=True)
+
+
+def _pct(value: float | None) -> str:
+    return "from 0" if value is None else f"{value:+.1f} %"

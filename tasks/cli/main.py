@@ -9,10 +9,7 @@ from typing import Annotated, Optional
 
 import duckdb
 import typer
-import yaml
 
-from tasks.bundle.manifest import ManifestError
-from tasks.campaign.spec import CampaignError, load_campaign
 from tasks.cli.compare import compare_command
 from tasks.cli.history import (
     analyse_after,
@@ -28,9 +25,7 @@ from tasks.cli.validate import validate_command
 from tasks.cli.warehouse import warehouse_app
 from tasks.settings import DEMO_CAMPAIGN, WORK_DIR
 from tasks.warehouse.connection import WarehouseError, open_warehouse, warehouse_path
-from tasks.warehouse.ingest import IngestError, ingest_bundle
 from tasks.warehouse.models import model_sql
-from tasks.warehouse.sources.base import SourceError
 
 # Offline machines: Prefect's telemetry would only print errors; its first start migrates a database.
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -68,6 +63,8 @@ def ingest(
     warehouse: WarehouseOption = None,
 ) -> None:
     """Load a perflog bundle; re-ingesting a run_id replaces it in one transaction."""
+    from tasks.warehouse.ingest import ingest_bundle  # heavy: pydantic, the readers
+
     report = ingest_bundle(bundle, warehouse_path(warehouse))
     print_ingest_report(report)
     analyse_after(warehouse, report.run_id)
@@ -122,6 +119,10 @@ app.command("compare")(compare_command)
 def _overrides(campaign: Path, values: list[str]) -> dict:
     """`--set load.duration_s=5` pairs; values are YAML (`load.steps=[{vus: 1}]`), checked against the
     campaign file before Prefect starts (only durations, steps, load sizes and vars may change)."""
+    import yaml
+
+    from tasks.campaign.spec import load_campaign  # heavy: pydantic
+
     parsed = {}
     for item in values:
         key, sep, value = item.partition("=")
@@ -194,11 +195,24 @@ app.command("exclude")(exclude_command)
 app.add_typer(warehouse_app, name="warehouse")
 
 
+def _known_errors() -> tuple[type[Exception], ...]:
+    """The failures that are the input's fault, not a bug. Imported once something failed: their modules
+    (pydantic, the readers) would cost every command its start-up, and one that raised is loaded anyway."""
+    from tasks.bundle.manifest import ManifestError  # heavy: pydantic
+    from tasks.campaign.spec import CampaignError  # heavy: pydantic
+    from tasks.warehouse.ingest import IngestError  # heavy: pydantic, the readers
+    from tasks.warehouse.sources.base import SourceError  # heavy: pydantic, the readers
+
+    return IngestError, ManifestError, CampaignError, SourceError, WarehouseError, duckdb.Error, FileNotFoundError
+
+
 def main() -> None:
     """Console entry point: known failures become one line on stderr and exit code 1."""
     try:
         app()
-    except (IngestError, ManifestError, CampaignError, SourceError, WarehouseError, duckdb.Error, FileNotFoundError) as exc:
+    except Exception as exc:
+        if not isinstance(exc, _known_errors()):
+            raise
         typer.echo(f"error: {printable(str(exc), keep_lines=True)}", err=True)
         sys.exit(1)
 

@@ -7,16 +7,15 @@ import csv
 import json
 import math
 import re
+import shutil
 import sys
+import unicodedata
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Annotated, Any, TextIO
 from uuid import UUID
 
 import typer
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 FORMATS = ("table", "csv", "json")
 # C0 and C1 control characters but tab: an ESC from a log or a label could set the terminal's title or clear it.
@@ -86,32 +85,47 @@ def write_rows(columns: list[str], rows: list[tuple], fmt: str, out: TextIO = sy
     elif fmt == "json":  # built whole before writing: an error leaves no half array on stdout
         out.write(json.dumps([{c: _json_value(v) for c, v in zip(columns, row)} for row in rows], indent=1) + "\n")
     elif fmt == "table":
-        console = Console(file=out, soft_wrap=False)
-        if width or not console.is_terminal:
-            console.width = width or 200  # piped output: do not fold to a guessed width
-        cells = [[_cell(v) for v in row] for row in rows]
-        widths = [max([len(column)] + [len(row[i]) for row in cells]) for i, column in enumerate(columns)]
-        if sum(widths) + 2 * (len(columns) - 1) > console.width:
-            _write_records(console, columns, cells, title)  # folded cells would read as other values or rows
-            return
-        table = Table(title=title or None, title_justify="left", show_lines=False, pad_edge=False, box=None)
-        for i, column in enumerate(columns):
-            numeric = bool(rows) and all(isinstance(r[i], int | float) or r[i] is None for r in rows)
-            table.add_column(column, justify="right" if numeric else "left", no_wrap=True)
-        for row in cells:
-            table.add_row(*(Text(cell) for cell in row))  # Text: `[link=...]` in a label is not rich markup
-        console.print(table)
+        _write_table(columns, rows, out, title, width)
     else:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
 
 
-def _write_records(console: Console, columns: list[str], cells: list[list[str]], title: str) -> None:
+def _write_table(columns: list[str], rows: list[tuple], out: TextIO, title: str, width: int | None) -> None:
+    """Padded columns, numbers right-aligned, laid out here: a table library (rich) took 0.8 s for 1,800 rows,
+    and read `[bold]` in a label as markup. Every text is printed as it is, control characters escaped."""
+    terminal = out.isatty()
+    width = width or (shutil.get_terminal_size().columns if terminal else 200)  # piped: do not fold to a guess
+    header = [printable(column) for column in columns]
+    cells = [[_cell(v) for v in row] for row in rows]
+    widths = [max([_width(name)] + [_width(row[i]) for row in cells]) for i, name in enumerate(header)]
+    if sum(widths) + 2 * (len(columns) - 1) > width:
+        _write_records(out, header, cells, title, width)  # folded cells would read as other values or rows
+        return
+    numeric = [bool(rows) and all(isinstance(r[i], int | float) or r[i] is None for r in rows) for i in range(len(columns))]
+
+    def line(values: list[str]) -> str:
+        padded = [" " * (widths[i] - _width(value)) + value if numeric[i] else value + " " * (widths[i] - _width(value))
+                  for i, value in enumerate(values)]
+        return "  ".join(padded).rstrip()
+
+    if title:
+        out.write(printable(title) + "\n")
+    out.write((f"\x1b[1m{line(header)}\x1b[0m" if terminal else line(header)) + "\n")
+    out.write("".join(line(row) + "\n" for row in cells))
+
+
+def _width(text: str) -> int:
+    """Columns a text takes in a terminal: East Asian wide characters two, combining marks none."""
+    if text.isascii():
+        return len(text)
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _write_records(out: TextIO, columns: list[str], cells: list[list[str]], title: str, width: int) -> None:
     """A table too wide for the terminal, one record at a time: `column  value` lines (like psql's \\x)."""
     if title:
-        console.print(title, markup=False, highlight=False)
+        out.write(printable(title) + "\n")
     name_width = max(len(column) for column in columns)
     for number, row in enumerate(cells, start=1):
-        console.print(f"-[ {number} ]" + "-" * max(0, min(console.width, 40) - len(str(number)) - 5),
-                      markup=False, highlight=False)
-        for column, value in zip(columns, row):
-            console.print(f"{column:<{name_width}}  {value}", markup=False, highlight=False, soft_wrap=True)
+        out.write(f"-[ {number} ]" + "-" * max(0, min(width, 40) - len(str(number)) - 5) + "\n")
+        out.writelines(f"{column:<{name_width}}  {value}\n" for column, value in zip(columns, row))

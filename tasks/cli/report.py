@@ -7,11 +7,6 @@ from typing import Annotated, Optional
 
 import typer
 
-from tasks.report.build import as_local_path, build_report, latest_report, record_report
-from tasks.report.build import publish as put
-from tasks.report.data import ReportError
-from tasks.store.base import StoreConfig
-from tasks.store.factory import open_store
 from tasks.warehouse.connection import warehouse_path
 
 
@@ -25,6 +20,10 @@ def report_command(
     publish: Annotated[bool, typer.Option(help="also put it next to the bundle in its store and link it from the run")] = False,
 ) -> None:
     """Write report.html, summary.md, summary.json and junit.xml of a run; print the report's path."""
+    from tasks.report.build import build_report, record_report  # heavy: pandas, matplotlib
+    from tasks.report.build import publish as put  # heavy: pandas, matplotlib
+    from tasks.report.data import ReportError  # heavy: pandas, matplotlib
+
     path = warehouse_path(warehouse)
     folder = out or Path("perfcampaign-reports") / run_id
     try:
@@ -41,6 +40,8 @@ def report_command(
 
 def _store_of(bundle_uri: str, run_id: str):
     """The store a bundle URI lives in (`<root>/<run_id>`), with default settings (no custom S3 endpoint)."""
+    from tasks.store.base import StoreConfig  # heavy: pydantic
+    from tasks.store.factory import open_store  # heavy: pydantic, boto3
     root, _, last = bundle_uri.rstrip("/").rpartition("/")
     if last != run_id or not root:
         typer.echo(f"error: the bundle {bundle_uri} is not stored as <store>/{run_id}: nothing to publish next to",
@@ -51,5 +52,6 @@ def _store_of(bundle_uri: str, run_id: str):
 
 def report_location(run_id: str, warehouse: Path | None = None) -> str:
     """Where the run's latest report is (a path for local files), or how to make one."""
+    from tasks.report.build import as_local_path, latest_report  # heavy: pandas, matplotlib
     uri = latest_report(warehouse_path(warehouse), run_id)
     return as_local_path(uri) if uri else f"none yet (make one with `perfcampaign report {run_id}`)"

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
-from tasks.warehouse.ingest import IngestReport
 from tasks.warehouse.verdicts import verdict_word
+
+if TYPE_CHECKING:  # the ingest (pydantic, the readers) is loaded by the command that ingests, not at start-up
+    from tasks.warehouse.ingest import IngestReport
 
 
 def print_ingest_report(report: IngestReport) -> None:

@@ -10,7 +10,6 @@ import typer
 
 from tasks.cli.history import analyse_after
 from tasks.cli.output import FormatOption, write_rows
-from tasks.validate.run import ValidationError, validate_run
 from tasks.warehouse.connection import warehouse_path
 
 
@@ -25,6 +24,7 @@ def validate_command(
 ) -> None:
     """Check a run's data against the suites in expectations/; exit 1 when a critical expectation fails."""
     typer.echo(f"validating {run_id} (Great Expectations takes a few seconds to load)", err=True)
+    from tasks.validate.run import ValidationError, validate_run  # heavy: Great Expectations, pandas
     try:
         summary = validate_run(warehouse_path(warehouse), run_id, out)
     except ValidationError as exc:

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from tasks.history.changepoints import Change, ChangeSettings, detect
+from tasks.history.events import group_events
 from tasks.history.options import HistoryError, campaign_options
 from tasks.settings import HIGHER_IS_BETTER
 from tasks.warehouse.connection import open_warehouse, transaction
@@ -41,13 +42,14 @@ class HistoryOutcome:
     short_series: int = 0  # series with fewer than settings.min_runs points: nothing claimed on them
     changes: int = 0
     outliers: int = 0
-    new_regressions: list[dict[str, Any]] = field(default_factory=list)  # change_points rows
+    events: int = 0  # change points grouped: one per shift (tasks/history/events.py)
+    new_regressions: list[dict[str, Any]] = field(default_factory=list)  # change_events rows
 
     def line(self) -> str:
         """One line for the terminal and the logs."""
         return (f"history of {self.campaign}: {self.series} series ({self.short_series} under "
-                f"{self.settings.min_runs} runs), {self.changes} change points, {self.outliers} outliers, "
-                f"{len(self.new_regressions)} new regressions in {self.trigger_run_id}")
+                f"{self.settings.min_runs} runs), {self.changes} change points and {self.outliers} outliers in "
+                f"{self.events} events, {len(self.new_regressions)} new regression events in {self.trigger_run_id}")
 
 
 def campaign_settings(con: duckdb.DuckDBPyConnection, campaign: str) -> ChangeSettings:
@@ -94,6 +96,8 @@ def _series_changes(con: duckdb.DuckDBPyConnection, campaign: str, settings: Cha
         key = {name: _plain(points[name][start]) for name in KEY}
         for change in detect(np.asarray(points["value"][start:stop], dtype=float), settings):
             rows.append(_row(campaign, key, change, runs, labels, started))
+    positions = con.execute(model_sql("reports/history_run_positions"), {"campaign": campaign}).fetchall()
+    group_events(campaign, rows, {(scenario, plan, run): at for scenario, plan, run, at in positions})
     return rows
 
 
@@ -169,8 +173,11 @@ def analyse_campaign(con: duckdb.DuckDBPyConnection, campaign: str, trigger_run_
                 con.execute("insert into detected_changes by name select * from analysed_changes")
             finally:
                 con.unregister("analysed_changes")
+        con.execute(model_sql("reports/history_event_triage"), {"campaign": campaign, "run_id": trigger_run_id,
+                                                                 "at": now})
     outcome.changes = sum(row["kind"] == "change" for row in rows)
     outcome.outliers = len(rows) - outcome.changes
+    outcome.events = len({row["event_id"] for row in rows})
     outcome.new_regressions = _new_regressions(con, campaign, trigger_run_id)
     return outcome
 

@@ -13,17 +13,21 @@ from tasks.warehouse.connection import transaction
 STATUSES = ("acknowledged", "expected", "invalid")
 
 
-def triage_change(con: duckdb.DuckDBPyConnection, change_id: str, status: str, note: str | None) -> None:
-    """Set the status of a change point (it stays set through re-analysis); an unknown id changes nothing."""
+def triage_change(con: duckdb.DuckDBPyConnection, identifier: str, status: str, note: str | None) -> int:
+    """Set the status of an event (each of its change points) or of one change point; it stays set through
+    re-analysis. Returns how many change points it set; an unknown id changes nothing."""
     if status not in STATUSES:
         raise HistoryError(f"status {status!r}: expected one of {', '.join(STATUSES)}")
-    params = {"change_id": change_id}
-    if not con.execute("select count(*) from detected_changes where change_id = $change_id", params).fetchone()[0]:
-        raise HistoryError(f"no change point {change_id!r} (see `perfcampaign changes`)")
+    params = {"id": identifier}
+    changes = [row[0] for row in con.execute("select change_id from detected_changes where change_id = $id "
+                                             "or event_id = $id", params).fetchall()]
+    if not changes:
+        raise HistoryError(f"no event or change point {identifier!r} (see `perfcampaign changes`)")
     with transaction(con):
-        con.execute("delete from change_triage where change_id = $change_id", params)
-        con.execute("insert into change_triage values ($change_id, $status, $note, $at)",
-                    {**params, "status": status, "note": note, "at": datetime.now(timezone.utc)})
+        con.execute("delete from change_triage where list_contains($changes, change_id)", {"changes": changes})
+        con.execute("insert into change_triage select unnest($changes), $status, $note, $at",
+                    {"changes": changes, "status": status, "note": note, "at": datetime.now(timezone.utc)})
+    return len(changes)
 
 
 def exclude_run(con: duckdb.DuckDBPyConnection, run_id: str, note: str) -> HistoryOutcome:

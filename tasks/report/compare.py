@@ -28,10 +28,10 @@ from dataclasses import dataclass
 import duckdb
 import numpy as np
 
+from tasks.settings import COMPARE_ALPHA as ALPHA
 from tasks.settings import HIGHER_IS_BETTER
 from tasks.warehouse.models import model_sql
 
-ALPHA = 0.01
 DRAWS = 2000
 SEED = 20261202
 PERCENTILES = {"p50_ms": 0.50, "p90_ms": 0.90, "p95_ms": 0.95, "p99_ms": 0.99}

@@ -133,7 +133,7 @@ def load_report_data(
         data.frames[mart] = _frame(con, f"select * from {mart} where run_id = $run_id order by {order}", params) \
             if _table_exists(con, mart) else pd.DataFrame()
     history = _has_history(con)
-    for name in ("report_history", "report_changes"):
+    for name in ("report_history", "report_changes", "report_events"):
         data.frames[name] = _frame(con, model_sql(f"reports/{name}"), {**params, "last_runs": HISTORY_RUNS}) \
             if history else pd.DataFrame()
     data.expectations = _expectations(con, run_id)

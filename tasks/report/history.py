@@ -55,29 +55,45 @@ def _mark_changes(ax, group: pd.DataFrame, at: pd.Series, color: str) -> None:
 
 
 def history(data: ReportData, chart: Chart | None) -> str:
-    """The trend charts, then the change points of the shown runs: the ones this run found first on top."""
+    """The trend charts, then the events of the shown runs (the ones this run found first on top), then
+    each series' change points, folded."""
+    events = data.frames.get("report_events", pd.DataFrame())
     changes = data.frames.get("report_changes", pd.DataFrame())
     points = data.frames.get("report_history", pd.DataFrame())
     if points.empty:
         return ('<p class="note">No history: the campaign has no other run of this plan yet, or the warehouse '
                 'predates the history tables.</p>')
     parts = [figure(chart)] if chart else []
-    new = int(changes["is_new_here"].sum()) if not changes.empty else 0
+    new = int(events["is_new_here"].sum()) if not events.empty else 0
     parts.append(f"<p>{new} new regression{'s' if new != 1 else ''} found by this run's analysis; "
-                 f"{len(changes)} change points and outliers in the last {HISTORY_RUNS} runs.</p>")
-    if not changes.empty:
-        key = changes["is_new_here"] | ((changes["host"] == "(all)") & (changes["label"] == "(all)"))
-        parts.append(_changes_table(changes[key]))
-        if (~key).any():
-            parts.append(details(f"Per host and per label ({int((~key).sum())})", _changes_table(changes[~key])))
-    parts.append('<p class="note">view change_points: before and after are segment medians; triage with '
-                 '<code>perfcampaign triage CHANGE_ID</code> (docs/history.md).</p>')
+                 f"{len(events)} events ({len(changes)} change points and outliers of single series) in the last "
+                 f"{HISTORY_RUNS} runs.</p>")
+    if not events.empty:
+        parts.append(_events_table(events))
+        parts.append(details(f"Each series ({len(changes)})", _changes_table(changes)))
+    parts.append('<p class="note">view change_events (one per shift), change_points (one per series): before '
+                 'and after are segment medians; triage with <code>perfcampaign triage EVENT_ID</code> '
+                 '(docs/history.md).</p>')
     return "".join(parts)
+
+
+def _events_table(events: pd.DataFrame) -> str:
+    columns = [Column(name) for name in ("", "event", "run", "series")] + \
+        [Column("median %", True), Column("largest %", True), Column("status"), Column("labels changed")]
+    rows = []
+    for record in events.to_dict("records"):
+        word = "worse" if record["direction"] == "regression" else "better"
+        rows.append([status_cell("NEW" if record["is_new_here"] else ""), f"{record['kind']} ({word})",
+                     record["run_id"], f"{record['series']}: {record['sides']}: {record['metrics']}",
+                     number(record["change_pct"], "pct"), number(record["largest_change_pct"], "pct"),
+                     f"{record['status']} {record['event_id']}",
+                     "" if is_missing(record["label_changes"]) else record["label_changes"]])
+    return table(columns, rows, raw={0})
 
 
 def _changes_table(changes: pd.DataFrame) -> str:
     columns = [Column(name) for name in ("", "change", "series", "run", "before", "after")] + \
-        [Column("%", True), Column("status"), Column("labels changed")]
+        [Column("%", True), Column("status"), Column("event"), Column("labels changed")]
     rows = []
     for record in changes.to_dict("records"):
         unit = metric_unit(record["metric"])
@@ -86,5 +102,5 @@ def _changes_table(changes: pd.DataFrame) -> str:
                      f"{record['side']} {record['host']} it {record['iteration']} {record['label']} {record['metric']}",
                      record["run_id"], number(record["before_value"], unit), number(record["after_value"], unit),
                      number(record["change_pct"], "pct"), f"{record['status']} {record['change_id']}",
-                     "" if is_missing(record["label_changes"]) else record["label_changes"]])
+                     record["event_id"], "" if is_missing(record["label_changes"]) else record["label_changes"]])
     return table(columns, rows, raw={0})

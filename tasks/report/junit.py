@@ -1,7 +1,7 @@
 """JUnit XML of a run's verdicts for CI systems: the run itself, then one testcase per requirement and iteration.
 
 The run's own testcase fails when the run failed, was cancelled or its data failed a critical expectation.
-Each regression the run's history analysis found first (untriaged) is one more failing testcase.
+Each regression event the run's history analysis found first (untriaged) is one more failing testcase.
 
 A broken requirement is a `failure`, an iteration where it was not judged (no requests on its side, or
 under `min_calls_per_s`) is `skipped`; the message quotes the measured value and the limit.
@@ -51,16 +51,15 @@ def junit_xml(data: ReportData) -> str:
         else:
             ET.SubElement(case, "system-out").text = (
                 f"{rule}: measured {number(row['measured'], unit)} at {number(row['calls_per_s'], 'calls/s')}")
-    for change in _new_regressions(data):
+    for event in _new_regressions(data):
         case = ET.SubElement(suite, "testcase", classname=f"{run['run_id']}.history",
-                             name=f"{change['side']} {change['host']} iteration {change['iteration']} "
-                                  f"{change['label']} {change['metric']}")
-        unit = metric_unit(change["metric"])
-        message = (f"regression {number(change['change_pct'], 'pct')}: {number(change['before_value'], unit)} -> "
-                   f"{number(change['after_value'], unit)} (segment medians) at {change['run_id']}"
-                   + (f" ({change['label_changes']})" if not is_missing(change["label_changes"]) else "")
-                   + f"; triage with `perfcampaign triage {change['change_id']}`")
-        ET.SubElement(case, "failure", message=message, type="Regression").text = message
+                             name=f"{event['sides']}: {event['metrics']} at {event['run_id']} ({event['event_id']})")
+        message = (f"regression of {event['series']} series, median {number(event['change_pct'], 'pct')} (largest "
+                   f"{number(event['largest_change_pct'], 'pct')}) at {event['run_id']}"
+                   + (f" ({event['label_changes']})" if not is_missing(event["label_changes"]) else "")
+                   + f"; triage with `perfcampaign triage {event['event_id']}`")
+        ET.SubElement(case, "failure", message=message, type="Regression").text = \
+            message + "\n" + "\n".join(event["series_keys"])
         counts["tests"] += 1
         counts["failures"] += 1
     for name, value in counts.items():
@@ -73,8 +72,8 @@ def junit_xml(data: ReportData) -> str:
 
 
 def _new_regressions(data: ReportData) -> list[dict]:
-    """The untriaged regressions the run's history analysis found first (report_changes.is_new_here)."""
-    changes = data.frames.get("report_changes")
+    """The untriaged regression events the run's history analysis found first (report_events.is_new_here)."""
+    changes = data.frames.get("report_events")
     if changes is None or changes.empty:
         return []
     return changes[changes["is_new_here"]].to_dict("records")

@@ -14,7 +14,6 @@ packages' files: nothing is downloaded at run time.
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import os
 import sys
@@ -194,6 +193,8 @@ def run_ingest_lock(lake: Lake, run_id: str) -> Iterator[None]:
     if not lake.is_postgres:
         yield  # a local catalog has one writer at a time (the catalog file's lock)
         return
+    import asyncio  # 25 ms at every command's start-up otherwise; only lake writers use it
+
     import asyncpg  # heavy: only lake writers need a PostgreSQL client of their own
 
     loop = asyncio.new_event_loop()

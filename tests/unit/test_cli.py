@@ -108,6 +108,31 @@ def test_a_table_too_wide_for_the_terminal_is_printed_one_record_at_a_time():
     assert max(len(line) for line in narrow.getvalue().splitlines()) <= 40
 
 
+def test_text_that_looks_like_markup_prints_as_it_is(loaded):
+    """Labels, column names and titles are printed literally: `[bold]` is no style, `[/x]` no error."""
+    from tasks.cli.output import write_rows
+
+    columns = ["label", "[bold]n[/bold]", "[/x]"]
+    rows = [("GET /a[1]", 1, "[red]r[/red]"), ("[bold]", 22, "[link=http://x]y[/link]")]
+    for width in (200, 30):  # a table, and one record at a time
+        out = io.StringIO()
+        write_rows(columns, rows, "table", out=out, title="[bold]GET /a[1][/bold]", width=width)
+        text = out.getvalue()
+        for literal in ("[bold]GET /a[1][/bold]", "[bold]n[/bold]", "[/x]", "GET /a[1]", "[red]r[/red]",
+                        "[link=http://x]y[/link]"):
+            assert literal in text, (width, literal, text)
+    table = io.StringIO()
+    write_rows(columns, rows, "table", out=table, width=200)
+    assert table.getvalue().splitlines() == ["label      [bold]n[/bold]  [/x]",
+                                             "GET /a[1]               1  [red]r[/red]",
+                                             "[bold]                 22  [link=http://x]y[/link]"]
+    # the whole road: a label from the warehouse through the command
+    warehouse, _ = loaded
+    shown = run("sql", "select 'GET /a[1]' as \"[/x]\", '[bold]' as label", "-w", str(warehouse))
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines() == ["[/x]       label", "GET /a[1]  [bold]"]
+
+
 def test_show_keeps_three_significant_digits_under_10_ms(tmp_path):
     from tests.bundles import write_bundle
 

@@ -25,6 +25,7 @@ NO_SAMPLE_DATA = {
     "stg_k6__json_lines": "no malformed k6 line",
     "int_clock_moves": "no clock to correct",
     "change_points": "one run per campaign: no history to analyse",
+    "change_events": "one run per campaign: no history to analyse",
     "history_exclusions": "no failed, invalid or excluded run",
 }
 

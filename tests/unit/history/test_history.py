@@ -1,83 +1,26 @@
-"""Nightly history end to end on real bundles (tests/history_nights.py): series, change points against the
-truth the nights were written with, exclusions, outliers, plan changes, triage and the commands.
-
-32 nights of one campaign (3 iterations, two access logs and a client JTL, 3 % run-to-run noise):
-latency +20 % on both sides at night 10, a one-night outlier (x 1.6) at 14, capacity -20 % at 18, a failed
-run (x 2) at 21, server latency -15 % at 24, client errors 1 % -> 5 % at 27, and from night 29 another load
-in iteration 3 (another plan, 3 runs: too few to claim anything).
+"""Nightly history end to end on real bundles (tests/unit/history/nightly.py): series, change points against
+the truth the nights were written with, exclusions, outliers, plan changes, triage and the commands.
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
-from pathlib import Path
-
 import duckdb
-import pytest
 
-from tasks.history.analysis import analyse_run
-from tasks.warehouse.ingest import ingest_bundle
-from tests.history_nights import LATENCY_METRICS, Night, write_night
-
-NIGHTS = 32
-ROOT = Path(__file__).resolve().parents[3]
-SHIFTS = [  # (night, side, metrics, direction)
-    (10, "server", LATENCY_METRICS, "regression"), (10, "client", LATENCY_METRICS, "regression"),
-    (18, "server", ("calls_per_s",), "regression"), (18, "client", ("calls_per_s",), "regression"),
-    (24, "server", LATENCY_METRICS, "improvement"),
-    (27, "client", ("error_rate",), "regression"),
-]
-OUTLIER, FAILED, NEW_PLAN = 14, 21, 29
-
-
-def night(n: int) -> Night:
-    """The true levels of night n."""
-    latency = {"server": 1.0, "client": 1.0}
-    capacity, errors, version = 1.0, 0.01, "1.0.0"
-    if n >= 10:
-        latency, version = {"server": 1.2, "client": 1.2}, "1.1.0"
-    if n >= 18:
-        capacity, version = 0.8, "1.2.0"
-    if n >= 24:
-        latency, version = {"server": 1.2 * 0.85, "client": 1.2}, "1.3.0"
-    if n >= 27:
-        errors, version = 0.05, "1.4.0"
-    if n in (OUTLIER, FAILED):
-        latency = {side: level * (1.6 if n == OUTLIER else 2.0) for side, level in latency.items()}
-    return Night(latency=latency, capacity={"server": capacity, "client": capacity},
-                 errors={"server": 0.01, "client": errors}, status="failed" if n == FAILED else "completed",
-                 vus_3=24 if n >= NEW_PLAN else 18, version=version)
-
-
-def run_id(n: int) -> str:
-    return f"nightly-{n:03d}"
-
-
-@pytest.fixture(scope="module")
-def warehouse(tmp_path_factory) -> Path:
-    """Every night ingested; the history analysed the morning after night 11, and after the last night."""
-    work = tmp_path_factory.mktemp("nights")
-    path = work / "w.duckdb"
-    for n in range(NIGHTS):
-        ingest_bundle(write_night(work, n, night(n)), path, progress=lambda message: None)
-        if n == 11:
-            analyse_run(path, run_id(n))
-    analyse_run(path, run_id(NIGHTS - 1))
-    return path
-
-
-def query(path: Path, sql: str, params: dict | None = None) -> list[tuple]:
-    with duckdb.connect(str(path), read_only=True) as con:
-        return con.execute(sql, params).fetchall()
-
-
-def main_plan_series(path: Path) -> dict[tuple, list[str]]:
-    """Series key -> its runs in order, for the plan of the first night."""
-    rows = query(path, "select side, host, iteration, label, metric, list(run_id order by run_started_at) from series "
-                       "where plan_id = (select plan_id from series where run_id = 'nightly-000' limit 1) group by all")
-    return {row[:5]: row[5] for row in rows}
+from tests.history_nights import LATENCY_METRICS, write_night
+from tests.unit.history.nightly import (
+    FAILED,
+    NEW_PLAN,
+    NIGHTS,
+    NO_CLIENT_2,
+    OUTLIER,
+    SHIFTS,
+    cli,
+    command,
+    main_plan_series,
+    night,
+    query,
+    run_id,
+)
 
 
 def test_shifted_series_are_found_at_the_right_run_with_at_most_one_false_change(warehouse):
@@ -125,6 +68,27 @@ def test_a_failed_run_is_in_no_series_and_in_the_exclusions(warehouse):
                  {"a": run_id(FAILED), "b": run_id(FAILED + 1)}) == [(0,)]
 
 
+def test_a_run_missing_an_iteration_on_one_side_is_missing_from_those_series_only(warehouse):
+    """Night 6's JTL has no request of iteration 2: it leaves the client's iteration-2 series, no other."""
+    def keys(n: int) -> set[tuple]:
+        return set(query(warehouse, "select side, host, iteration, label, metric from series where run_id = $r",
+                         {"r": run_id(n)}))
+
+    before, lost, after = keys(NO_CLIENT_2 - 1), keys(NO_CLIENT_2), keys(NO_CLIENT_2 + 1)
+    client_2 = {key for key in before if key[0] == "client" and key[2] == 2}
+    assert len(client_2) >= 8 and before == after
+    assert lost == before - client_2  # every other series has the run: the server's iteration 2 too
+    assert any(key[0] == "server" and key[2] == 2 for key in lost)
+    # the client's requests of that night are all in iterations 1 and 3 (the JTL as written, read with python)
+    jtl = (warehouse.parent / f"night-{NO_CLIENT_2:03d}" / "loadgen" / "result.jtl").read_text().splitlines()
+    calls = query(warehouse, "select sum(calls) from series where run_id = $r and side = 'client' and host = '(all)' "
+                             "and label = '(all)' and metric = 'avg_ms'", {"r": run_id(NO_CLIENT_2)})
+    assert calls == [(len(jtl) - 1,)]
+    # no change point nor outlier claimed around it (no shift there), in any series
+    assert query(warehouse, "select count(*) from change_points where run_id between $a and $b",
+                 {"a": run_id(NO_CLIENT_2 - 1), "b": run_id(NO_CLIENT_2 + 1)}) == [(0,)]
+
+
 def test_another_plan_is_another_series_too_short_to_claim_anything(warehouse):
     plans = query(warehouse, "select plan_id, count(distinct run_id) from series group by 1 order by 2")
     assert [count for _, count in plans] == [NIGHTS - NEW_PLAN, NEW_PLAN - 1]
@@ -137,31 +101,6 @@ def test_changes_say_which_labels_changed_and_when_they_were_first_seen(warehous
     assert rows == [("sut_version 1.0.0 → 1.1.0", run_id(11))]  # known the morning after the first night at it
     later = query(warehouse, "select distinct first_detected_in from change_points where run_id = $r", {"r": run_id(18)})
     assert later == [(run_id(NIGHTS - 1),)]
-
-
-def command(path: Path, *args: str) -> subprocess.CompletedProcess:
-    """`perfcampaign ARGS -w PATH` as a user runs it: another process."""
-    return subprocess.run([sys.executable, "-c", "from tasks.cli.main import main; main()", *args, "-w", str(path)],
-                          capture_output=True, text=True, cwd=ROOT)
-
-
-def cli(path: Path, *args: str):
-    """The same command run in this process (typer's runner): returncode, stdout and stderr as `command` has."""
-    from typer.testing import CliRunner
-
-    from tasks.cli.main import app
-
-    result = CliRunner().invoke(app, [*args, "-w", str(path)])
-    result.returncode = result.exit_code
-    return result
-
-
-@pytest.fixture
-def copy(warehouse, tmp_path) -> Path:
-    """A copy of the nightly warehouse that a test may change."""
-    target = tmp_path / "w.duckdb"
-    shutil.copyfile(warehouse, target)
-    return target
 
 
 def test_history_marks_changes_exclusions_and_the_new_plan(warehouse):
@@ -182,10 +121,10 @@ def test_history_marks_changes_exclusions_and_the_new_plan(warehouse):
         [run_id(NEW_PLAN - 2), run_id(NEW_PLAN - 1), run_id(NIGHTS - 2), run_id(NIGHTS - 1)]
     table = cli(warehouse, "history", "nightly", "--metric", "p95_ms", "--side", "server", "--host", "(all)",
                 "--iteration", "3", "--label", "(all)")
-    ((change_id,),) = query(warehouse, "select change_id from change_points where side = 'server' and host = '(all)' "
-                                       "and iteration = 3 and label = '(all)' and metric = 'p95_ms' and run_id = $r",
-                            {"r": run_id(10)})
-    assert f"(sut_version 1.0.0 → 1.1.0), new, id {change_id}" in table.stdout  # the whole note, in a table too
+    ((event_id,),) = query(warehouse, "select event_id from change_points where side = 'server' and host = '(all)' "
+                                      "and iteration = 3 and label = '(all)' and metric = 'p95_ms' and run_id = $r",
+                           {"r": run_id(10)})
+    assert f"(sut_version 1.0.0 → 1.1.0), new, event {event_id}" in table.stdout  # the whole note, in a table too
 
 
 def test_changes_fail_on_an_untriaged_regression_until_triaged(copy):
@@ -195,20 +134,24 @@ def test_changes_fail_on_an_untriaged_regression_until_triaged(copy):
     import json
 
     rows = json.loads(listed.stdout)
-    assert {row["metric"] for row in rows if row["kind"] == "change"} == {"error_rate"}
-    assert rows[0]["direction"] == "regression"
-    for row in rows:
-        if row["direction"] == "regression" and row["kind"] == "change":
-            assert cli(copy, "triage", row["change_id"], "--expected", "--note", "more errors on purpose").returncode == 0
+    (event,) = [row for row in rows if row["kind"] == "change"]  # one event for every series the shift moved
+    assert (event["metrics"], event["direction"], event["sides"]) == ("error_rate", "regression", "client")
+    assert event["series"] == len(event["series_keys"]) == query(
+        copy, "select count(*) from change_points where event_id = $e", {"e": event["event_id"]})[0][0] > 1
+    assert rows[0] == event  # regressions first
+    done = cli(copy, "triage", event["event_id"], "--expected", "--note", "more errors on purpose")
+    assert done.returncode == 0 and f"({event['series']} change points)" in done.stdout
     assert cli(copy, "changes", "--campaign", "nightly", "--since", "2026-10-28", "--fail-on", "regression").returncode == 0
     assert query(copy, "select distinct status, triage_note from change_points where metric = 'error_rate' "
                        "and kind = 'change'") == [("expected", "more errors on purpose")]
+    series = cli(copy, "changes", "--event", event["event_id"], "-f", "csv")
+    assert len(series.stdout.splitlines()) == 1 + event["series"]
 
 
 def test_triage_of_an_unknown_change_or_run_changes_nothing(copy):
     before = query(copy, "select count(*) from change_triage union all select count(*) from run_exclusions")
     done = command(copy, "triage", "0123456789ab", "--acknowledge")
-    assert done.returncode == 1 and "no change point '0123456789ab'" in done.stderr
+    assert done.returncode == 1 and "no event or change point '0123456789ab'" in done.stderr
     done = cli(copy, "exclude", "nightly-999", "--note", "x")
     assert done.returncode == 1 and "no run 'nightly-999'" in done.stderr
     assert query(copy, "select count(*) from change_triage union all select count(*) from run_exclusions") == before
@@ -234,10 +177,10 @@ def test_the_report_fails_a_testcase_per_new_regression_and_shows_the_history(wa
                            "and direction = 'regression' and status = 'new'", {"r": run_id(11)})[0][0]
     assert new > 20
     junit = files.path("junit").read_text()
-    assert junit.count('type="Regression"') == new
-    assert "sut_version 1.0.0 → 1.1.0" in junit
+    assert junit.count('type="Regression"') == 1  # one shift of both sides: one event, one failing testcase
+    assert f"regression of {new} series" in junit and "sut_version 1.0.0 → 1.1.0" in junit
     html = files.path("html").read_text()
-    assert 'id="fig-history"' in html and f"{new} new regressions found by this run's analysis" in html
+    assert 'id="fig-history"' in html and "1 new regression found by this run's analysis" in html
 
 
 def test_the_baseline_comes_from_the_current_segment(warehouse, tmp_path):
@@ -266,6 +209,7 @@ def test_a_change_that_moves_to_the_next_run_keeps_its_first_detection_and_triag
                     "where change_id = $c", {"r": run_id(9), "c": change_id})
         con.execute("insert into change_triage values ('earlier', 'acknowledged', 'on it', now())")
         outcome = analyse_campaign(con, "nightly", run_id(NIGHTS - 1))
-    assert change_id not in {change["change_id"] for change in outcome.new_regressions}
+    ((event_id,),) = query(copy, "select event_id from change_points where change_id = $c", {"c": change_id})
+    assert event_id not in {event["event_id"] for event in outcome.new_regressions}
     assert query(copy, "select first_detected_in, status, triage_note from change_points where change_id = $c",
                  {"c": change_id}) == [("x", "acknowledged", "on it")]

@@ -1,0 +1,34 @@
+"""The nightly warehouse the history tests share: written and ingested once per session (~30 s)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tasks.history.analysis import analyse_run
+from tasks.warehouse.ingest import ingest_bundle
+from tests.history_nights import write_night
+from tests.unit.history.nightly import NIGHTS, night, run_id
+
+
+@pytest.fixture(scope="session")
+def warehouse(tmp_path_factory) -> Path:
+    """Every night ingested; the history analysed the morning after night 11, and after the last night."""
+    work = tmp_path_factory.mktemp("nights")
+    path = work / "w.duckdb"
+    for n in range(NIGHTS):
+        ingest_bundle(write_night(work, n, night(n)), path, progress=lambda message: None)
+        if n == 11:
+            analyse_run(path, run_id(n))
+    analyse_run(path, run_id(NIGHTS - 1))
+    return path
+
+
+@pytest.fixture
+def copy(warehouse, tmp_path) -> Path:
+    """A copy of the nightly warehouse that a test may change."""
+    target = tmp_path / "w.duckdb"
+    shutil.copyfile(warehouse, target)
+    return target
