@@ -185,27 +185,29 @@ def _pg_keywords(lake: Lake) -> dict[str, str]:
 
 
 @contextmanager
-def run_ingest_lock(lake: Lake, run_id: str) -> Iterator[None]:
-    """Hold PostgreSQL's advisory lock of one run_id: two ingests of one run at once run one after the other.
+def lake_lock(warehouse: Path | Lake, key: str, waiting: str) -> Iterator[None]:
+    """Hold PostgreSQL's advisory lock `key` of a lake's catalog: the holders of one key run one after the other.
 
-    DuckLake lets writers of different runs commit side by side, but two first loads of one run_id would
-    both delete nothing and both insert. The lock is the PostgreSQL session's: a killed process frees it.
+    DuckLake lets writers commit side by side and refuses a commit only when another writer deleted from a
+    table this one writes, after this one began: two first loads of one run_id would both delete nothing and
+    both insert, and two analyses of one history would each store what its own snapshot showed. The lock is
+    the PostgreSQL session's: a killed process frees it. A file, or a local catalog, has one writer at a
+    time anyway (its lock file): nothing to hold.
     """
-    if not lake.is_postgres:
-        yield  # a local catalog has one writer at a time (the catalog file's lock)
+    if not isinstance(warehouse, Lake) or not warehouse.is_postgres:
+        yield
         return
     import asyncpg  # heavy: only lake writers need a PostgreSQL client of their own
 
     loop = asyncio.new_event_loop()
-    key = f"perfcampaign ingest {run_id}"
     try:
-        pg = loop.run_until_complete(asyncpg.connect(**_pg_keywords(lake)))
+        pg = loop.run_until_complete(asyncpg.connect(**_pg_keywords(warehouse)))
     except (OSError, asyncpg.PostgresError) as exc:
         loop.close()
-        raise LakeSettingError(f"cannot reach the lake's catalog ({lake.url}): {exc}") from None
+        raise LakeSettingError(f"cannot reach the lake's catalog ({warehouse.url}): {exc}") from None
     try:
         if not loop.run_until_complete(pg.fetchval("select pg_try_advisory_lock(hashtextextended($1, 0))", key)):
-            print(f"waiting: another process ingests run {run_id} into {lake.url}...", file=sys.stderr)
+            print(f"waiting: {waiting} ({warehouse.url})...", file=sys.stderr)
             loop.run_until_complete(pg.execute("select pg_advisory_lock(hashtextextended($1, 0))", key))
         yield
     finally:
