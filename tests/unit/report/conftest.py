@@ -1,22 +1,22 @@
-"""One warehouse with every fixture run of tests/unit/report/runs.py, built once per session and engine: a
-DuckDB file and a DuckLake (PostgreSQL catalog, data in a local S3) answer every report check alike."""
+"""One warehouse with every fixture run of tests/unit/report/runs.py, built once per session and engine.
+
+`report_warehouse` is a DuckDB file and a DuckLake (PostgreSQL catalog, data in a local S3): the checks of
+the marts, conclusions, capacity, comparisons and one whole report run on both. `report_file` is the file
+alone, for the checks that change a copy or run the command line (on a lake each costs 15-45 s on a
+loaded machine and tests no other engine code than the ones on both).
+"""
 
 from __future__ import annotations
 
-import itertools
-import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from tasks.warehouse.connection import open_warehouse
-from tasks.warehouse.engines import Lake, parse_warehouse
 from tasks.warehouse.moving import copy_runs
 from tests.lakeserver import new_lake, pg_server, s3_endpoint  # noqa: F401 - fixtures of the lake engine
 from tests.unit.report.runs import build_warehouse
-
-_COPIES = itertools.count()
 
 
 @pytest.fixture(scope="session")
@@ -34,22 +34,6 @@ def report_warehouse(request, report_file) -> Path | str:
     lake = request.getfixturevalue("new_lake")("report")
     copy_runs(report_file, lake)
     return lake
-
-
-@pytest.fixture
-def writable_copy(report_warehouse, request, tmp_path):
-    """`copy(*run_ids)`: a copy of the report warehouse a test may change, on the same engine (a lake copy
-    holds only the named runs: `warehouse copy` per run costs a few seconds)."""
-
-    def copy(*run_ids: str) -> Path | str:
-        if not isinstance(parse_warehouse(report_warehouse), Lake):
-            shutil.copyfile(report_warehouse, tmp_path / "w.duckdb")
-            return tmp_path / "w.duckdb"
-        lake = request.getfixturevalue("new_lake")(f"report_copy_{next(_COPIES)}")
-        copy_runs(report_warehouse, lake, list(run_ids))
-        return lake
-
-    return copy
 
 
 def query(warehouse: Path | str, sql: str, params: dict | None = None) -> pd.DataFrame:

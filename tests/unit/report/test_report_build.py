@@ -73,12 +73,12 @@ def test_json_and_markdown_summaries(broken):
            "| 10.0 | 100.0 | +901.0 % | WORSE |" in markdown
 
 
-def test_saturated_and_passing_runs(report_warehouse, tmp_path):
-    sat = build_report(report_warehouse, "sat-1", tmp_path / "sat").path("html").read_text()
+def test_saturated_and_passing_runs(report_file, tmp_path):
+    sat = build_report(report_file, "sat-1", tmp_path / "sat").path("html").read_text()
     assert ("Capacity, server side: throughput follows the load up to iteration 3 (vus=30, 30.0 calls/s) and no "
             "further; iteration 4 raised the load 33 % (vus=30 to vus=40) but throughput +1.7 %") in sat
     assert "No baseline: no earlier passing run" in sat  # the only run of campaign capacity
-    passed = build_report(report_warehouse, "pass-1", tmp_path / "pass", compare=False)
+    passed = build_report(report_file, "pass-1", tmp_path / "pass", compare=False)
     assert '<span class="badge pass">pass</span>' in passed.path("html").read_text()
     root = ET.fromstring(passed.path("junit").read_text())
     assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("10", "0", "0")  # 9 + the run
@@ -101,8 +101,8 @@ def test_expectation_results_absent_or_present(report_file, tmp_path):
     assert "Data expectations: 1 of 2 met." in page
 
 
-def test_published_next_to_the_bundle_and_linked_from_the_run(writable_copy, tmp_path):
-    copy = writable_copy("pass-1", "sat-1")
+def test_published_next_to_the_bundle_and_linked_from_the_run(report_file, tmp_path):
+    copy = shutil.copyfile(report_file, tmp_path / "w.duckdb")
     page = tmp_path / "elsewhere" / "validation.html"
     page.parent.mkdir()
     page.write_text("<!DOCTYPE html><title>validation</title>")
@@ -124,14 +124,14 @@ def test_published_next_to_the_bundle_and_linked_from_the_run(writable_copy, tmp
     assert publish_run_report("no-such-run", copy, store, tmp_path / "work").startswith("Report NOT built")
 
 
-def test_report_command(report_warehouse, tmp_path):
-    result = subprocess.run([CLI, "report", "cmp-b", "-w", str(report_warehouse), "--out", str(tmp_path / "r")],
+def test_report_command(report_file, tmp_path):
+    result = subprocess.run([CLI, "report", "cmp-b", "-w", str(report_file), "--out", str(tmp_path / "r")],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str((tmp_path / "r" / "report.html").resolve())
     page = (tmp_path / "r" / "report.html").read_text()
     assert "Against the baseline cmp-a" in page and "WORSE" in page
-    missing = subprocess.run([CLI, "report", "nope", "-w", str(report_warehouse), "--out", str(tmp_path / "x")],
+    missing = subprocess.run([CLI, "report", "nope", "-w", str(report_file), "--out", str(tmp_path / "x")],
                              capture_output=True, text=True, timeout=120)
     assert missing.returncode == 1 and "no run 'nope'" in missing.stderr
 
