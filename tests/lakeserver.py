@@ -54,6 +54,14 @@ class PostgresServer:
     def create_database(self, name: str) -> None:
         self._run(str(PG_BIN / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", name)
 
+    def create_password_role(self, role: str, password: str, database: str) -> None:
+        """A role that must give its password (scram-sha-256 on 127.0.0.1), owning a new database."""
+        hba = self.folder / "data" / "pg_hba.conf"
+        hba.write_text(f"host all {role} 127.0.0.1/32 scram-sha-256\n" + hba.read_text())  # first match wins
+        self._run(str(PG_BIN / "pg_ctl"), "-D", str(self.folder / "data"), "reload")
+        for sql in (f"create role {role} login password '{password}'", f"create database {database} owner {role}"):
+            self._run(str(PG_BIN / "psql"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "postgres", "-c", sql)
+
     def stop(self) -> None:
         try:
             self._run(str(PG_BIN / "pg_ctl"), "-D", str(self.folder / "data"), "-m", "immediate", "stop")

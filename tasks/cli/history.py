@@ -136,10 +136,11 @@ def triage_command(
     chosen = [name for name, flag in (("acknowledged", acknowledge), ("expected", expected), ("invalid", invalid)) if flag]
     if len(chosen) != 1:
         raise typer.BadParameter("give exactly one of --acknowledge, --expected, --invalid")
+    from tasks.history.analysis import history_writer  # heavy: the analysis (scipy, pandas)
     from tasks.history.triage import triage_change  # heavy: the analysis (scipy, pandas)
 
     try:
-        with open_warehouse(warehouse_path(warehouse), write=True) as con:
+        with history_writer(warehouse_path(warehouse)) as con:
             count = triage_change(con, identifier, chosen[0], note)
     except HistoryError as exc:
         _fail(str(exc))
@@ -152,13 +153,14 @@ def exclude_command(
     warehouse: WarehouseOption = None,
 ) -> None:
     """Mark a run invalid: it leaves every series of its campaign, which is re-analysed."""
+    from tasks.history.analysis import history_writer  # heavy: the analysis (scipy, pandas)
     from tasks.history.triage import exclude_run  # heavy: the analysis (scipy, pandas)
 
     path = warehouse_path(warehouse)
     if not path.exists():
         _fail(f"no warehouse at {path}: load a bundle first with `perfcampaign ingest BUNDLE`")
     try:
-        with open_warehouse(path, write=True) as con:
+        with history_writer(path) as con:
             outcome = exclude_run(con, run_id, note)
     except HistoryError as exc:
         _fail(str(exc))

@@ -12,6 +12,8 @@ that moved to a neighbouring run keeps both (`carry_over`).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -26,6 +28,7 @@ from tasks.history.events import group_events
 from tasks.history.options import HistoryError, campaign_options
 from tasks.settings import HIGHER_IS_BETTER
 from tasks.warehouse.connection import open_warehouse, transaction
+from tasks.warehouse.engines import lake_lock, parse_warehouse
 from tasks.warehouse.models import model_sql
 
 KEY = ("scenario", "plan_id", "side", "host", "iteration", "label", "metric")
@@ -188,9 +191,20 @@ def _new_regressions(con: duckdb.DuckDBPyConnection, campaign: str, run_id: str)
     return [dict(zip(columns, row)) for row in cursor.fetchall()]
 
 
+@contextmanager
+def history_writer(warehouse: Path | str) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A writing connection for one analysis at a time: on a lake, two analyses at once (two ingests of one
+    campaign on two workers) would each store what its own snapshot showed, or one would fail on the other's
+    commit; each now starts from what the one before committed."""
+    target = parse_warehouse(warehouse)
+    with lake_lock(target, "perfcampaign history", "another process analyses the history"), \
+            open_warehouse(target, write=True) as con:
+        yield con
+
+
 def analyse_run(warehouse: Path | str, run_id: str) -> HistoryOutcome:
     """Re-analyse the history of the campaign of `run_id` after its ingest or validation (a file or a lake)."""
-    with open_warehouse(warehouse, write=True) as con:
+    with history_writer(warehouse) as con:
         row = con.execute("select campaign from runs where run_id = $run_id", {"run_id": run_id}).fetchone()
         if row is None:
             raise HistoryError(f"no run {run_id!r} in the warehouse (see `perfcampaign runs`)")

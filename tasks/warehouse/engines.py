@@ -8,8 +8,11 @@
 A PostgreSQL catalog takes many writers on many machines; a local catalog (a DuckDB file) is one machine's.
 Credentials never appear in the setting (it is logged and passed to flows): PostgreSQL reads PGUSER,
 PGPASSWORD (or ~/.pgpass) as libpq does, S3 the AWS variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
-AWS_REGION, AWS_ENDPOINT_URL) or the AWS credential chain. The extensions are loaded from their PyPI
-packages' files: nothing is downloaded at run time.
+AWS_REGION, AWS_ENDPOINT_URL) or the AWS credential chain; or Prefect blocks the setting names:
+`password_block=NAME` (a Secret holding the catalog's password) and `s3_credentials_block=NAME` (as a
+store's `credentials_block`: AwsCredentials, or a Secret holding JSON keys). Their values go into
+temporary DuckDB secrets and the lock's PostgreSQL connection only. The extensions are loaded from their
+PyPI packages' files: nothing is downloaded at run time.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import duckdb
 LAKE_PREFIX = "ducklake:"
 LAKE_ALIAS = "lake"
 # Our keys in a lake URL; every other key=value of a postgres: catalog goes to libpq as it is.
-LAKE_KEYS = ("data_path", "endpoint_url", "region", "url_style")
+LAKE_KEYS = ("data_path", "endpoint_url", "region", "url_style", "password_block", "s3_credentials_block")
 SECRET_KEYS = ("password", "sslpassword", "passfile", "key_id", "secret", "aws_secret_access_key")
 
 
@@ -100,6 +103,8 @@ def parse_warehouse(setting: str | os.PathLike) -> Path | Lake:
             libpq.append(word)
         else:
             raise LakeSettingError(f"{text}: unknown option {key!r} (known: {', '.join(LAKE_KEYS)})")
+    if head != "postgres:" and "password_block" in options:
+        raise LakeSettingError(f"{text}: password_block= is the password of a ducklake:postgres: catalog")
     if head == "postgres:" and not libpq:
         raise LakeSettingError(f"{text}: expected ducklake:postgres:dbname=NAME host=HOST port=PORT data_path=...")
     if not head:
@@ -131,6 +136,11 @@ def attach_lake(con: duckdb.DuckDBPyConnection, lake: Lake, write: bool, alias: 
     if lake.data_path.startswith("s3://"):
         _create_s3_secret(con, lake)
     options = [f"data_path '{_quoted(lake.data_path)}'", *([] if write else ["read_only"])]
+    if lake.options.get("password_block"):
+        secret = f"perfcampaign_catalog_{alias}"  # the catalog's password, in no connection string
+        con.execute(f"create or replace temporary secret {secret} "
+                    f"(type postgres, password '{_quoted(_catalog_password(lake))}')")
+        options.append(f"metadata_parameters map {{'secret': '{secret}'}}")
     for attempt in range(5):
         try:
             con.execute(f"attach '{_quoted(LAKE_PREFIX + lake.catalog)}' as {alias} ({', '.join(options)})")
@@ -157,7 +167,10 @@ def _create_s3_secret(con: duckdb.DuckDBPyConnection, lake: Lake) -> None:
         or os.environ.get("AWS_ENDPOINT_URL")
     region = lake.options.get("region") or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
     params: dict[str, str] = {"region": region or "us-east-1"}
-    if os.environ.get("AWS_ACCESS_KEY_ID") and os.environ.get("AWS_SECRET_ACCESS_KEY"):
+    if lake.options.get("s3_credentials_block"):
+        params |= _block_s3_keys(lake.options["s3_credentials_block"])
+        provider = "config"
+    elif os.environ.get("AWS_ACCESS_KEY_ID") and os.environ.get("AWS_SECRET_ACCESS_KEY"):
         params |= {"key_id": os.environ["AWS_ACCESS_KEY_ID"], "secret": os.environ["AWS_SECRET_ACCESS_KEY"]}
         if os.environ.get("AWS_SESSION_TOKEN"):
             params["session_token"] = os.environ["AWS_SESSION_TOKEN"]
@@ -176,37 +189,72 @@ def _create_s3_secret(con: duckdb.DuckDBPyConnection, lake: Lake) -> None:
                                "(or AWS_PROFILE / an instance role)") from None
 
 
+def _catalog_password(lake: Lake) -> str:
+    """The catalog's password from the Prefect Secret block `password_block` names."""
+    from prefect.blocks.system import Secret  # heavy: Prefect, and a call to its API
+
+    name = lake.options["password_block"]
+    try:
+        value = Secret.load(name, _sync=True).get()
+    except ValueError:
+        raise LakeSettingError(f"password_block {name!r}: no Prefect Secret block of that name") from None
+    if not isinstance(value, str) or not value:
+        raise LakeSettingError(f"password_block {name!r}: the Secret must hold the password as text")
+    return value
+
+
+def _block_s3_keys(name: str) -> dict[str, str]:
+    """DuckDB S3 secret keys from a Prefect block, read as a bundle store reads its `credentials_block`."""
+    from tasks.store.bundle_files import StoreError  # heavy: boto3
+    from tasks.store.s3_client import load_block_credentials  # heavy: boto3, Prefect
+
+    try:
+        loaded = load_block_credentials(name)
+    except StoreError as exc:
+        raise LakeSettingError(f"s3_credentials_block: {exc}") from None
+    if not isinstance(loaded, dict):  # an AwsCredentials block's boto3 session
+        frozen = loaded.get_credentials().get_frozen_credentials()
+        loaded = {"aws_access_key_id": frozen.access_key, "aws_secret_access_key": frozen.secret_key,
+                  "aws_session_token": frozen.token}
+    keys = {"key_id": loaded["aws_access_key_id"], "secret": loaded["aws_secret_access_key"]}
+    return keys | ({"session_token": loaded["aws_session_token"]} if loaded.get("aws_session_token") else {})
+
+
 def _pg_keywords(lake: Lake) -> dict[str, str]:
     """asyncpg's connect() arguments from the catalog's libpq keywords (the rest comes from PG* variables)."""
     rename = {"dbname": "database"}
     words = dict(word.partition("=")[::2] for word in lake.catalog.removeprefix("postgres:").split())
-    return {rename.get(key, key): value for key, value in words.items() if key in ("dbname", "host", "port", "user")}
+    keywords = {rename.get(key, key): value for key, value in words.items()
+                if key in ("dbname", "host", "port", "user")}
+    return keywords | ({"password": _catalog_password(lake)} if lake.options.get("password_block") else {})
 
 
 @contextmanager
-def run_ingest_lock(lake: Lake, run_id: str) -> Iterator[None]:
-    """Hold PostgreSQL's advisory lock of one run_id: two ingests of one run at once run one after the other.
+def lake_lock(warehouse: Path | Lake, key: str, waiting: str) -> Iterator[None]:
+    """Hold PostgreSQL's advisory lock `key` of a lake's catalog: the holders of one key run one after the other.
 
-    DuckLake lets writers of different runs commit side by side, but two first loads of one run_id would
-    both delete nothing and both insert. The lock is the PostgreSQL session's: a killed process frees it.
+    DuckLake lets writers commit side by side and refuses a commit only when another writer deleted from a
+    table this one writes, after this one began: two first loads of one run_id would both delete nothing and
+    both insert, and two analyses of one history would each store what its own snapshot showed. The lock is
+    the PostgreSQL session's: a killed process frees it. A file, or a local catalog, has one writer at a
+    time anyway (its lock file): nothing to hold.
     """
-    if not lake.is_postgres:
-        yield  # a local catalog has one writer at a time (the catalog file's lock)
+    if not isinstance(warehouse, Lake) or not warehouse.is_postgres:
+        yield
         return
     import asyncio  # 25 ms at every command's start-up otherwise; only lake writers use it
 
     import asyncpg  # heavy: only lake writers need a PostgreSQL client of their own
 
     loop = asyncio.new_event_loop()
-    key = f"perfcampaign ingest {run_id}"
     try:
-        pg = loop.run_until_complete(asyncpg.connect(**_pg_keywords(lake)))
+        pg = loop.run_until_complete(asyncpg.connect(**_pg_keywords(warehouse)))
     except (OSError, asyncpg.PostgresError) as exc:
         loop.close()
-        raise LakeSettingError(f"cannot reach the lake's catalog ({lake.url}): {exc}") from None
+        raise LakeSettingError(f"cannot reach the lake's catalog ({warehouse.url}): {exc}") from None
     try:
         if not loop.run_until_complete(pg.fetchval("select pg_try_advisory_lock(hashtextextended($1, 0))", key)):
-            print(f"waiting: another process ingests run {run_id} into {lake.url}...", file=sys.stderr)
+            print(f"waiting: {waiting} ({warehouse.url})...", file=sys.stderr)
             loop.run_until_complete(pg.execute("select pg_advisory_lock(hashtextextended($1, 0))", key))
         yield
     finally:

@@ -30,7 +30,7 @@ from tasks.warehouse.connection import (
     refresh_marts,
     transaction,
 )
-from tasks.warehouse.engines import Lake, parse_warehouse, run_ingest_lock
+from tasks.warehouse.engines import Lake, lake_lock, parse_warehouse
 from tasks.warehouse.lake import reserve_source_keys, retry_on_conflict
 from tasks.warehouse.moving import OtherMartModels, copy_runs
 from tasks.warehouse.sources import FINGERPRINT_MARKERS, read_source
@@ -312,7 +312,8 @@ def ingest_bundle(
     with tempfile.TemporaryDirectory(prefix="perfcampaign-ingest-") as scratch:
         load(Path(scratch) / "run.duckdb")
         progress(f"copying run {manifest.run_id} into the lake")
-        with run_ingest_lock(target, manifest.run_id):  # a second ingest of this run waits for the first
+        waiting = f"another process ingests run {manifest.run_id}"
+        with lake_lock(target, f"perfcampaign ingest {manifest.run_id}", waiting):  # one ingest of a run at a time
             try:
                 copy_runs(Path(scratch) / "run.duckdb", target, [manifest.run_id])
             except OtherMartModels:  # sql/marts changed since the lake's marts were built: rebuild them there

@@ -53,7 +53,8 @@ def sample_bundles(root: Path) -> list[Path]:
     return [echo, jmeter]
 
 
-def _cell(value) -> str:
+def cell(value) -> str:
+    """A value as text, floats to 12 significant digits (a parallel sum's last bit is no change)."""
     if isinstance(value, float):
         return format(value, ".12g")
     return str(value)
@@ -74,7 +75,7 @@ def snapshot(warehouse: Path | str) -> dict[str, dict[str, object]]:
                 "and table_catalog = current_database() order by ordinal_position", {"t": table}).fetchall()]
             kept = [c for c in columns if c not in VOLATILE]
             rows = con.execute(f'select {", ".join(chr(34) + c + chr(34) for c in kept)} from "{table}"').fetchall()
-            lines = sorted("\x1f".join(_cell(v) for v in row) for row in rows)
+            lines = sorted("\x1f".join(cell(v) for v in row) for row in rows)
             digest = hashlib.sha256("\n".join(lines).encode()).hexdigest()
             result[table] = {"columns": columns, "rows": len(rows), "sha256": digest}
     return result

@@ -19,9 +19,12 @@ import pytest
 import yaml
 
 from bench.ingest import generate_access_log
+from tasks.history.analysis import analyse_run
 from tasks.warehouse.connection import WarehouseError, open_warehouse
 from tasks.warehouse.ingest import ingest_bundle
-from tests.golden.public_tables import ROOT, SAMPLES, snapshot
+from tasks.warehouse.moving import copy_runs
+from tests.golden.public_tables import ROOT, SAMPLES, cell, snapshot
+from tests.history_nights import Night, write_night
 from tests.lakeserver import BUCKET, new_lake, pg_server, s3_endpoint  # noqa: F401 - the lake's fixtures
 
 pytestmark = pytest.mark.integration
@@ -146,3 +149,35 @@ def test_a_copy_file_to_lake_to_file_leaves_every_public_table_equal(new_lake, t
     expected = snapshot(original)
     assert snapshot(lake) == expected
     assert snapshot(back) == expected
+
+
+def _all_runs_marts(warehouse) -> dict[str, list[str]]:
+    """The marts made over every run of a campaign (the history's), as sorted rows of text (12 digits, as the
+    golden snapshot); what depends on the order the analyses ran in (when a change was first seen, and by
+    which run's analysis) left out."""
+    with open_warehouse(warehouse) as con:
+        return {view: sorted("\x1f".join(cell(v) for v in row) for row in con.execute(
+                    f"select * exclude (detected_at, first_detected_in) from {view}" if view == "change_points"
+                    else f"select * from {view}").fetchall())
+                for view in ("series", "history_exclusions", "change_points")}
+
+
+def test_the_history_of_two_nights_ingested_at_once_equals_the_files(new_lake, tmp_path):
+    """Six nights with latency +30 % from night 3: four nights copied in, the last two ingested at once by two
+    processes (each re-analyses the campaign after its ingest: the analyses take turns); the all-runs marts
+    equal a file's that took the nights one after the other."""
+    bundles = [write_night(tmp_path, n, Night(latency={side: 1.3 if n >= 3 else 1.0 for side in ("server", "client")}))
+               for n in range(6)]
+    file = tmp_path / "w.duckdb"
+    for bundle in bundles:
+        ingest_bundle(bundle, file, progress=lambda _: None)
+    analyse_run(file, "nightly-005")
+    lake = new_lake("nights")
+    copy_runs(file, lake, [f"nightly-{n:03d}" for n in range(4)])
+    writers = [ingest_process(bundle, lake) for bundle in bundles[4:]]
+    errors = [writer.communicate(timeout=300)[1] for writer in writers]
+    assert [writer.returncode for writer in writers] == [0, 0], [error[-1500:] for error in errors]
+    expected = _all_runs_marts(file)
+    assert any("\x1fnightly-003\x1f" in row for row in expected["change_points"]), "no change at night 3: no teeth"
+    assert expected["series"] and expected["change_points"]
+    assert _all_runs_marts(lake) == expected

@@ -24,6 +24,9 @@ def test_a_postgres_lake_url_splits_into_libpq_keywords_and_our_options():
     assert lake.data_path == "s3://b/lake/"  # a folder: DuckLake appends file names to it
     assert lake.options["endpoint_url"] == "http://m:9000"
     assert str(lake) == lake.url and lake.catalog_file is None
+    blocks = parse_warehouse(f"{lake.url} password_block=pg-pass s3_credentials_block=s3-keys")
+    assert blocks.catalog == lake.catalog  # block names are ours, never libpq's
+    assert (blocks.options["password_block"], blocks.options["s3_credentials_block"]) == ("pg-pass", "s3-keys")
 
 
 def test_a_local_catalog_keeps_its_data_beside_it_unless_told():
@@ -36,6 +39,7 @@ def test_a_local_catalog_keeps_its_data_beside_it_unless_told():
     ("ducklake:postgres:data_path=s3://b/", "expected ducklake:postgres:dbname"),
     ("ducklake:/srv/cat.ducklake host=db", "unknown option 'host'"),
     ("ducklake:postgres:dbname=p data_path", "is not key=value"),
+    ("ducklake:/srv/cat.ducklake password_block=pg", "password_block= is the password of a ducklake:postgres:"),
 ])
 def test_a_bad_lake_url_is_refused_and_never_echoes_a_secret(url, message):
     with pytest.raises(LakeSettingError, match=message) as error:

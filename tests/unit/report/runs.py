@@ -153,9 +153,10 @@ def write_run(root: Path, run_id: str) -> Path:
                         campaign=CAMPAIGNS[run_id], scenario="ramp")
 
 
-def build_warehouse(root: Path, run_ids=("pass-1", "broken-1", "sat-1", "cmp-a", "cmp-b", "cmp-same")) -> Path:
-    """Every fixture run in one warehouse, ingested in time order."""
-    warehouse = root / "w.duckdb"
+def build_warehouse(root: Path, run_ids=("pass-1", "broken-1", "sat-1", "cmp-a", "cmp-b", "cmp-same"),
+                    warehouse: Path | str | None = None) -> Path | str:
+    """Every fixture run in one warehouse (a new file, unless a lake URL is given), ingested in time order."""
+    warehouse = warehouse or root / "w.duckdb"
     for run_id in run_ids:
         ingest_bundle(write_run(root / "bundles", run_id), warehouse, progress=lambda message: None)
     return warehouse

@@ -11,12 +11,12 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from tasks.cli.report import report_location
 from tasks.report.build import build_report, latest_report, publish_run_report
 from tasks.store.base import StoreConfig
+from tasks.warehouse.connection import open_warehouse
 
 CLI = str(Path(sys.executable).parent / "perfcampaign")
 
@@ -73,29 +73,27 @@ def test_json_and_markdown_summaries(broken):
            "| 10.0 | 100.0 | +901.0 % | WORSE |" in markdown
 
 
-def test_saturated_and_passing_runs(report_warehouse, tmp_path):
-    sat = build_report(report_warehouse, "sat-1", tmp_path / "sat").path("html").read_text()
+def test_saturated_and_passing_runs(report_file, tmp_path):
+    sat = build_report(report_file, "sat-1", tmp_path / "sat").path("html").read_text()
     assert ("Capacity, server side: throughput follows the load up to iteration 3 (vus=30, 30.0 calls/s) and no "
             "further; iteration 4 raised the load 33 % (vus=30 to vus=40) but throughput +1.7 %") in sat
     assert "No baseline: no earlier passing run" in sat  # the only run of campaign capacity
-    passed = build_report(report_warehouse, "pass-1", tmp_path / "pass", compare=False)
+    passed = build_report(report_file, "pass-1", tmp_path / "pass", compare=False)
     assert '<span class="badge pass">pass</span>' in passed.path("html").read_text()
     root = ET.fromstring(passed.path("junit").read_text())
     assert (root.get("tests"), root.get("failures"), root.get("skipped")) == ("10", "0", "0")  # 9 + the run
 
 
-def test_expectation_results_absent_or_present(report_warehouse, tmp_path):
-    copy = tmp_path / "w.duckdb"
-    shutil.copyfile(report_warehouse, copy)
-    with duckdb.connect(str(copy)) as con:
+def test_expectation_results_absent_or_present(report_file, tmp_path):
+    copy = shutil.copyfile(report_file, tmp_path / "w.duckdb")
+    with open_warehouse(copy, write=True) as con:
         con.execute("drop table if exists expectation_results")
     absent = build_report(copy, "pass-1", tmp_path / "absent", compare=False).path("html").read_text()
     assert "no expectation_results table: expectations were not run" in absent
-    with duckdb.connect(str(copy)) as con:
-        con.execute("create table expectation_results (run_id varchar, suite varchar, expectation varchar, "
-                    "severity varchar, success boolean, observed varchar)")
-        con.execute("insert into expectation_results values ('pass-1', 'requests', 'elapsed_ms >= 0', 'critical', "
-                    "true, '0 bad rows'), ('pass-1', 'requests', 'status in 100..599', 'warning', false, '3 bad rows')")
+    with open_warehouse(copy, write=True) as con:  # a file's writer makes the table again, empty
+        con.execute("insert into expectation_results (run_id, suite, expectation, severity, success, observed) "
+                    "values ('pass-1', 'requests', 'elapsed_ms >= 0', 'critical', true, '0 bad rows'), "
+                    "('pass-1', 'requests', 'status in 100..599', 'warning', false, '3 bad rows')")
     present = build_report(copy, "pass-1", tmp_path / "present", compare=False,
                            validation_page="/srv/validation.html")
     page = present.path("html").read_text()
@@ -103,13 +101,12 @@ def test_expectation_results_absent_or_present(report_warehouse, tmp_path):
     assert "Data expectations: 1 of 2 met." in page
 
 
-def test_published_next_to_the_bundle_and_linked_from_the_run(report_warehouse, tmp_path):
-    copy = tmp_path / "w.duckdb"
-    shutil.copyfile(report_warehouse, copy)
+def test_published_next_to_the_bundle_and_linked_from_the_run(report_file, tmp_path):
+    copy = shutil.copyfile(report_file, tmp_path / "w.duckdb")
     page = tmp_path / "elsewhere" / "validation.html"
     page.parent.mkdir()
     page.write_text("<!DOCTYPE html><title>validation</title>")
-    with duckdb.connect(str(copy)) as con:  # the validation task's outcome, as tasks/validate/run.py records it
+    with open_warehouse(copy, write=True) as con:  # the validation task's outcome, as tasks/validate/run.py records it
         con.execute("create table if not exists validations (run_id varchar, validated_at timestamptz, "
                     "success boolean, page_path varchar)")
         con.execute("insert into validations by name select 'sat-1' run_id, now() validated_at, true success, "
@@ -127,26 +124,25 @@ def test_published_next_to_the_bundle_and_linked_from_the_run(report_warehouse, 
     assert publish_run_report("no-such-run", copy, store, tmp_path / "work").startswith("Report NOT built")
 
 
-def test_report_command(report_warehouse, tmp_path):
-    result = subprocess.run([CLI, "report", "cmp-b", "-w", str(report_warehouse), "--out", str(tmp_path / "r")],
+def test_report_command(report_file, tmp_path):
+    result = subprocess.run([CLI, "report", "cmp-b", "-w", str(report_file), "--out", str(tmp_path / "r")],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str((tmp_path / "r" / "report.html").resolve())
     page = (tmp_path / "r" / "report.html").read_text()
     assert "Against the baseline cmp-a" in page and "WORSE" in page
-    missing = subprocess.run([CLI, "report", "nope", "-w", str(report_warehouse), "--out", str(tmp_path / "x")],
+    missing = subprocess.run([CLI, "report", "nope", "-w", str(report_file), "--out", str(tmp_path / "x")],
                              capture_output=True, text=True, timeout=120)
     assert missing.returncode == 1 and "no run 'nope'" in missing.stderr
 
 
-def test_report_command_publishes_next_to_the_bundle(report_warehouse, tmp_path):
+def test_report_command_publishes_next_to_the_bundle(report_file, tmp_path):
     from typer.testing import CliRunner
 
     from tasks.cli.main import app
 
-    copy = tmp_path / "w.duckdb"
-    shutil.copyfile(report_warehouse, copy)
-    with duckdb.connect(str(copy), read_only=True) as con:
+    copy = shutil.copyfile(report_file, tmp_path / "w.duckdb")
+    with open_warehouse(copy) as con:
         bundle_uri = con.execute("select bundle_uri from runs where run_id = 'pass-1'").fetchone()[0]
     result = CliRunner().invoke(app, ["report", "pass-1", "-w", str(copy), "--out", str(tmp_path / "out"),
                                       "--no-baseline", "--publish"])
@@ -162,8 +158,6 @@ def test_baseline_named_by_label_option_or_missing(report_warehouse, tmp_path):
         _compare_with_baseline,
         load_report_data,
     )
-    from tasks.warehouse.connection import open_warehouse
-
     with open_warehouse(report_warehouse) as con:
         labelled = load_report_data(con, "cmp-same")  # the latest earlier passing run is cmp-b; its label says cmp-a
         assert labelled.baseline == "cmp-a" and labelled.requirement_changes[0].verdict == "same"

@@ -114,14 +114,14 @@ def test_the_exact_bootstrap_matches_resampling():
     assert replicates.std() == pytest.approx(np.std(naive), rel=0.08)
 
 
-def test_compare_command_json(report_warehouse):
-    result = subprocess.run([CLI, "compare", "cmp-a", "cmp-b", "-w", str(report_warehouse), "-f", "json",
+def test_compare_command_json(report_file):
+    result = subprocess.run([CLI, "compare", "cmp-a", "cmp-b", "-w", str(report_file), "-f", "json",
                              "--max-labels", "0"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["requirements"][0]["verdict"] == "WORSE"
     assert {row["metric"] for row in data["metrics"]} >= {"avg_ms", "p95_ms", "calls_per_s", "error_rate"}
-    missing = subprocess.run([CLI, "compare", "cmp-a", "nope", "-w", str(report_warehouse)], capture_output=True,
+    missing = subprocess.run([CLI, "compare", "cmp-a", "nope", "-w", str(report_file)], capture_output=True,
                              text=True, timeout=120)
     assert missing.returncode == 1 and "no run 'nope'" in missing.stderr
 
