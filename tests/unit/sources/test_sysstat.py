@@ -23,6 +23,7 @@ import pytest
 
 from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
+from tests.independent import independent_sar
 
 QUIET = {"progress": lambda message: None}
 ENV = {**os.environ, "TZ": "UTC", "LC_ALL": "C", "S_TIME_FORMAT": "ISO"}
@@ -237,29 +238,6 @@ def test_pidstat_cpu_threads_and_rss_match_proc(recorded, warehouse):
     assert got.threads.iloc[-1] == int(last["status"]["Threads"]) == 6  # main, 4 sleepers, the stdin watcher
     assert got.rss_kb.iloc[-1] == pytest.approx(int(last["status"]["VmRSS"].split()[0]), rel=0.01)
     assert got.cpu_count.iloc[0] == os.cpu_count()
-
-
-def independent_sar(text: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(interfaces, disks): rows under the IFACE and DEV headers, by the header's names (pandas)."""
-    lines = text.splitlines()
-    day = lines[0].split()[3]
-    blocks: dict[str, list[dict]] = {"IFACE": [], "DEV": []}
-    names = None
-    for line in lines[1:]:
-        tokens = line.split()
-        if not tokens or tokens[0] == "Average:":
-            continue
-        if tokens[1] in blocks:
-            names = tokens[1:]
-            continue
-        row = dict(zip(names, tokens[1:]))
-        row["sampled_at"] = pd.Timestamp(f"{day} {tokens[0]}", tz="UTC")
-        blocks[names[0]].append(row)
-    frames = [pd.DataFrame(blocks[name]) for name in ("IFACE", "DEV")]
-    for frame in frames:
-        for column in frame.columns[1:-1]:
-            frame[column] = frame[column].astype(float)
-    return frames[0], frames[1]
 
 
 def _iteration(frame: pd.DataFrame, windows) -> pd.Series:
