@@ -229,7 +229,8 @@ def network_chart(data: ReportData) -> Chart | None:
     for (host, interface), group in samples[moved].groupby(["host", "subject"], sort=True):
         at = _naive_utc(group["sampled_at"])
         line = ax.plot(at, group["rx_bytes_per_s"] * 8 / 1e9, "-", lw=1.2, label=f"{host}/{interface} in")[0]
-        ax.plot(at, group["tx_bytes_per_s"] * 8 / 1e9, ":", lw=1.0, color=line.get_color(), label=f"{host}/{interface} out")
+        ax.plot(at, group["tx_bytes_per_s"] * 8 / 1e9, ":", lw=1.0, color=line.get_color(),
+                label=f"{host}/{interface} out")
     ax.set_ylabel("Gbps")
     _legend(ax)
     _mark_iterations([ax], data["report_iterations"])

@@ -12,10 +12,9 @@ Columns of other reports (`-d`, `-w`) are noted and not loaded.
 from __future__ import annotations
 
 from tasks.bundle.files import open_text
-from tasks.warehouse.models import build_model, drop_model
-from tasks.warehouse.sources.base import SourceContext, SourceResult, reject
-from tasks.warehouse.sources.host_metrics import load_samples, manifest_zone, raw_relation
-from tasks.warehouse.sources.sysstat_text import number, parse_sysstat
+from tasks.warehouse.sources.base import SourceContext, SourceResult
+from tasks.warehouse.sources.host_metrics import manifest_zone
+from tasks.warehouse.sources.sysstat_text import load_sysstat, number, parse_sysstat
 
 # raw name <- pidstat's column names (sysstat 10 to 12)
 VALUES = {
@@ -54,14 +53,8 @@ def read(ctx: SourceContext) -> SourceResult:
         columns["tid"].append(tid if pid is None else None)
         for raw in VALUES:
             columns[raw].append(values[raw])
-    types = {"line_no": "BIGINT", "sampled_at": "TIMESTAMPTZ", "command": "VARCHAR", "pid": "BIGINT", "tid": "BIGINT"}
-    raw = raw_relation(ctx.con, {name: (types.get(name, "DOUBLE"), values) for name, values in columns.items()})
-    raw.create_view("raw_pidstat", replace=True)
-    build_model(ctx.con, "stg_pidstat__samples", {"cpu_count": parsed.cpu_count})
-    rows, notes = load_samples(ctx, ctx.con.table("stg_pidstat__samples"), "own timestamps")
-    drop_model(ctx.con, "stg_pidstat__samples")
-    ctx.con.execute("drop view raw_pidstat")
-    reject(ctx, parsed.rejects)
+    rows, notes = load_sysstat(ctx, "pidstat", parsed, columns,
+                               {"command": "VARCHAR", "pid": "BIGINT", "tid": "BIGINT"})
     if ignored:
         notes.insert(0, f"pidstat columns not loaded: {', '.join(sorted(ignored))}")
     return SourceResult(rows=rows, rejected=len(parsed.rejects), notes=tuple(notes))

@@ -15,10 +15,9 @@ from __future__ import annotations
 from collections import Counter
 
 from tasks.bundle.files import open_text
-from tasks.warehouse.models import build_model, drop_model
-from tasks.warehouse.sources.base import SourceContext, SourceResult, reject
-from tasks.warehouse.sources.host_metrics import load_samples, manifest_zone, raw_relation
-from tasks.warehouse.sources.sysstat_text import number, parse_sysstat
+from tasks.warehouse.sources.base import SourceContext, SourceResult
+from tasks.warehouse.sources.host_metrics import manifest_zone
+from tasks.warehouse.sources.sysstat_text import load_sysstat, number, parse_sysstat
 
 # The block a header opens (its first column), the name column it has, and its values: raw name <- sar names.
 BLOCKS = {
@@ -58,14 +57,7 @@ def read(ctx: SourceContext) -> SourceResult:
             columns[text_column].append(row.values[row.block] if text_column == name_column else None)
         for raw in VALUES:
             columns[raw].append(values.get(raw))
-    types = {"line_no": "BIGINT", "sampled_at": "TIMESTAMPTZ", "interface": "VARCHAR", "disk": "VARCHAR"}
-    raw = raw_relation(ctx.con, {name: (types.get(name, "DOUBLE"), values) for name, values in columns.items()})
-    raw.create_view("raw_sar", replace=True)
-    build_model(ctx.con, "stg_sar__samples", {"cpu_count": parsed.cpu_count})
-    rows, notes = load_samples(ctx, ctx.con.table("stg_sar__samples"), "own timestamps")
-    drop_model(ctx.con, "stg_sar__samples")
-    ctx.con.execute("drop view raw_sar")
-    reject(ctx, parsed.rejects)
+    rows, notes = load_sysstat(ctx, "sar", parsed, columns, {"interface": "VARCHAR", "disk": "VARCHAR"})
     if skipped:
         notes.insert(0, "rows of other sar reports not loaded: "
                      + ", ".join(f"{count} under {block}" for block, count in sorted(skipped.items())))

@@ -16,10 +16,12 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
 from typing import Iterable
 
-from tasks.warehouse.sources.base import Rejects
-from tasks.warehouse.sources.host_metrics import parse_number
+from tasks.warehouse.models import build_model, drop_model
+from tasks.warehouse.sources.base import Rejects, SourceContext, reject
+from tasks.warehouse.sources.host_metrics import load_samples, parse_number, raw_relation
 
-_FIRST_LINE = re.compile(r"^Linux\s.*?\s(?P<date>\d{4}-\d{2}-\d{2}|\d{2}/\d{2}/\d{2}(?:\d{2})?)\s.*?(?:\((?P<cpus>\d+) CPU\))?\s*$")
+_FIRST_LINE = re.compile(
+    r"^Linux\s.*?\s(?P<date>\d{4}-\d{2}-\d{2}|\d{2}/\d{2}/\d{2}(?:\d{2})?)\s.*?(?:\((?P<cpus>\d+) CPU\))?\s*$")
 _TIME = re.compile(r"^\d{2}:\d{2}:\d{2}$")
 _EPOCH = re.compile(r"^\d{9,11}$")
 _NOT_SAMPLES = ("Average:", "Summary:")
@@ -152,3 +154,18 @@ def number(row: SysstatRow, name: str, scale: float = 1.0) -> float | None:
     token = row.values.get(name)
     value = None if token is None else parse_number(token)
     return None if value is None else value * scale
+
+
+def load_sysstat(ctx: SourceContext, tool: str, parsed: SysstatText, columns: dict[str, list],
+                 text_columns: dict[str, str]) -> tuple[int, list[str]]:
+    """Columns (numbers DOUBLE unless `text_columns` types them) through `stg_<tool>__samples` into
+    host_sample_facts, and the rejected lines aside; (rows, notes). `tool` is `sar` or `pidstat`."""
+    types = {"line_no": "BIGINT", "sampled_at": "TIMESTAMPTZ", **text_columns}
+    raw = raw_relation(ctx.con, {name: (types.get(name, "DOUBLE"), values) for name, values in columns.items()})
+    raw.create_view(f"raw_{tool}", replace=True)
+    build_model(ctx.con, f"stg_{tool}__samples", {"cpu_count": parsed.cpu_count})
+    rows, notes = load_samples(ctx, ctx.con.table(f"stg_{tool}__samples"), "own timestamps")
+    drop_model(ctx.con, f"stg_{tool}__samples")
+    ctx.con.execute(f"drop view raw_{tool}")
+    reject(ctx, parsed.rejects)
+    return rows, notes
