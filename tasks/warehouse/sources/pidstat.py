@@ -14,7 +14,7 @@ from __future__ import annotations
 from tasks.bundle.files import open_text
 from tasks.warehouse.sources.base import SourceContext, SourceResult
 from tasks.warehouse.sources.host_metrics import manifest_zone
-from tasks.warehouse.sources.sysstat_text import load_sysstat, number, parse_sysstat
+from tasks.warehouse.sources.sysstat_text import SysstatText, load_sysstat, number, parse_sysstat
 
 # raw name <- pidstat's column names (sysstat 10 to 12)
 VALUES = {
@@ -27,32 +27,32 @@ KNOWN = {"UID", "USER", "PID", "TGID", "TID", "%guest", "CPU", "Command", *VALUE
 
 def read(ctx: SourceContext) -> SourceResult:
     """Load one pidstat file into host_sample_facts; unreadable lines go to rejected_lines."""
-    with open_text(ctx.file) as handle:
-        parsed = parse_sysstat(handle, manifest_zone(ctx), "pidstat")
+    parsed = SysstatText()
     columns = {name: [] for name in ("line_no", "sampled_at", "command", "pid", "tid", *VALUES)}
     ignored: set[str] = set()
     process: float | None = None  # the pid of the last process line: the TGID of the thread lines after it
-    for row in parsed.rows:
-        ignored |= set(row.values) - KNOWN
-        try:
-            pid = number(row, "PID") if "PID" in row.values else number(row, "TGID")
-            tid = number(row, "TID")
-            values = {raw: number(row, name) for raw, name in VALUES.items()}
-        except ValueError as exc:
-            parsed.rejects.append((row.line_no, f"not a number: {exc}", row.text))
-            continue
-        command = row.values.get("Command", "").removeprefix("|__")
-        if pid is None and (tid is None or process is None):
-            parsed.rejects.append((row.line_no, "neither a PID nor a thread of a process line before it", row.text))
-            continue
-        process = pid if pid is not None else process
-        columns["line_no"].append(row.line_no)
-        columns["sampled_at"].append(row.sampled_at)
-        columns["command"].append(command)
-        columns["pid"].append(process)
-        columns["tid"].append(tid if pid is None else None)
-        for raw in VALUES:
-            columns[raw].append(values[raw])
+    with open_text(ctx.file) as handle:
+        for row in parse_sysstat(handle, manifest_zone(ctx), "pidstat", parsed):
+            ignored |= set(row.values) - KNOWN
+            try:
+                pid = number(row, "PID") if "PID" in row.values else number(row, "TGID")
+                tid = number(row, "TID")
+                values = {raw: number(row, name) for raw, name in VALUES.items()}
+            except ValueError as exc:
+                parsed.rejects.append((row.line_no, f"not a number: {exc}", row.text))
+                continue
+            command = row.values.get("Command", "").removeprefix("|__")
+            if pid is None and (tid is None or process is None):
+                parsed.rejects.append((row.line_no, "neither a PID nor a thread of a process line before it", row.text))
+                continue
+            process = pid if pid is not None else process
+            columns["line_no"].append(row.line_no)
+            columns["sampled_at"].append(row.sampled_at)
+            columns["command"].append(command)
+            columns["pid"].append(process)
+            columns["tid"].append(tid if pid is None else None)
+            for raw in VALUES:
+                columns[raw].append(values[raw])
     rows, notes = load_sysstat(ctx, "pidstat", parsed, columns,
                                {"command": "VARCHAR", "pid": "BIGINT", "tid": "BIGINT"})
     if ignored:

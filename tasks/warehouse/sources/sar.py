@@ -17,7 +17,7 @@ from collections import Counter
 from tasks.bundle.files import open_text
 from tasks.warehouse.sources.base import SourceContext, SourceResult
 from tasks.warehouse.sources.host_metrics import manifest_zone
-from tasks.warehouse.sources.sysstat_text import load_sysstat, number, parse_sysstat
+from tasks.warehouse.sources.sysstat_text import SysstatText, load_sysstat, number, parse_sysstat
 
 # The block a header opens (its first column), the name column it has, and its values: raw name <- sar names.
 BLOCKS = {
@@ -36,27 +36,27 @@ VALUES = tuple(name for _, values in BLOCKS.values() for name in values)
 
 def read(ctx: SourceContext) -> SourceResult:
     """Load one sar file into host_sample_facts; unreadable lines go to rejected_lines."""
-    with open_text(ctx.file) as handle:
-        parsed = parse_sysstat(handle, manifest_zone(ctx), "sar")
+    parsed = SysstatText()
     columns = {name: [] for name in ("line_no", "sampled_at", "interface", "disk", *VALUES)}
     skipped: Counter[str] = Counter()
-    for row in parsed.rows:
-        if row.block not in BLOCKS:
-            skipped[row.block] += 1
-            continue
-        name_column, wanted = BLOCKS[row.block]
-        try:
-            values = {raw: next((number(row, n) for n in names if n in row.values), None)
-                      for raw, names in wanted.items()}
-        except ValueError as exc:
-            parsed.rejects.append((row.line_no, f"{row.block} block: not a number: {exc}", row.text))
-            continue
-        columns["line_no"].append(row.line_no)
-        columns["sampled_at"].append(row.sampled_at)
-        for text_column in ("interface", "disk"):
-            columns[text_column].append(row.values[row.block] if text_column == name_column else None)
-        for raw in VALUES:
-            columns[raw].append(values.get(raw))
+    with open_text(ctx.file) as handle:
+        for row in parse_sysstat(handle, manifest_zone(ctx), "sar", parsed):
+            if row.block not in BLOCKS:
+                skipped[row.block] += 1
+                continue
+            name_column, wanted = BLOCKS[row.block]
+            try:
+                values = {raw: next((number(row, n) for n in names if n in row.values), None)
+                          for raw, names in wanted.items()}
+            except ValueError as exc:
+                parsed.rejects.append((row.line_no, f"{row.block} block: not a number: {exc}", row.text))
+                continue
+            columns["line_no"].append(row.line_no)
+            columns["sampled_at"].append(row.sampled_at)
+            for text_column in ("interface", "disk"):
+                columns[text_column].append(row.values[row.block] if text_column == name_column else None)
+            for raw in VALUES:
+                columns[raw].append(values.get(raw))
     rows, notes = load_sysstat(ctx, "sar", parsed, columns, {"interface": "VARCHAR", "disk": "VARCHAR"})
     if skipped:
         notes.insert(0, "rows of other sar reports not loaded: "

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, timezone, tzinfo
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from tasks.warehouse.models import build_model, drop_model
 from tasks.warehouse.sources.base import Rejects, SourceContext, reject
@@ -40,9 +40,8 @@ class SysstatRow:
 
 @dataclass
 class SysstatText:
-    """The data lines of one file, the host's CPU count, and the lines that could not be read."""
+    """What reading one file learns besides its rows: the host's CPU count, and the lines that could not be read."""
 
-    rows: list[SysstatRow] = field(default_factory=list)
     cpu_count: int | None = None
     rejects: Rejects = field(default_factory=Rejects)
 
@@ -96,9 +95,9 @@ def _seconds(moment: time) -> int:
     return moment.hour * 3600 + moment.minute * 60 + moment.second
 
 
-def parse_sysstat(lines: Iterable[str], zone: tzinfo, tool: str) -> SysstatText:
-    """Split sar or pidstat text (`tool` names it in reasons) into rows by header names."""
-    out = SysstatText()
+def parse_sysstat(lines: Iterable[str], zone: tzinfo, tool: str, out: SysstatText) -> Iterator[SysstatRow]:
+    """The rows of sar or pidstat text (`tool` names it in reasons) by header names, one at a time (a soak's
+    file is long); the CPU count and rejected lines go to `out`."""
     clock = _Clock(zone)
     header: list[str] | None = None
     for line_no, line in enumerate(lines, start=1):
@@ -135,8 +134,7 @@ def parse_sysstat(lines: Iterable[str], zone: tzinfo, tool: str) -> SysstatText:
         if reason:
             out.rejects.append((line_no, reason, line))
             continue
-        out.rows.append(SysstatRow(line_no, header[0], moment, values, line))
-    return out
+        yield SysstatRow(line_no, header[0], moment, values, line)
 
 
 def _values(tokens: list[str], header: list[str] | None, tool: str) -> tuple[str | None, dict[str, str]]:
