@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tasks.warehouse import models
 from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
 from tests.independent import independent_sar
@@ -192,9 +193,31 @@ def warehouse(recorded):
         [{"index": 1, "start": _iso(start), "end": _iso(middle)}, {"index": 2, "start": _iso(middle), "end": _iso(end)}],
     )
     path = recorded["folder"] / "w.duckdb"
-    report = ingest_bundle(root, path, **QUIET)
+    build = models.materialize
+
+    def counted(con, model, params):  # (rows, distinct keys) of the models this change adds, as test_models does
+        build(con, model, params)
+        if model.name in SYSSTAT_MODELS:
+            key = ", ".join(model.header.grain)
+            GRAINS[model.name] = con.execute(f"select (select count(*) from {model.name}), "
+                                             f"(select count(*) from (select distinct {key} from {model.name}))").fetchone()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(models, "materialize", counted)
+        report = ingest_bundle(root, path, **QUIET)
     assert [(s.rejected, s.rows > 0) for s in report.sources] == [(0, True), (0, True)]
     return path, [(1, start, middle), (2, middle, end)]
+
+
+SYSSTAT_MODELS = ("stg_sar__samples", "stg_pidstat__samples", "host_network_stats", "host_disk_stats", "process_stats",
+                  "int_health_findings__sysstat")
+GRAINS: dict[str, tuple[int, int]] = {}
+
+
+def test_the_sysstat_models_grains_are_keys_on_real_output(warehouse):
+    assert set(GRAINS) == set(SYSSTAT_MODELS)
+    for name, (rows, keys) in GRAINS.items():
+        assert rows == keys > 0, name
 
 
 def _query(path: Path, sql: str, params=None) -> pd.DataFrame:
