@@ -86,7 +86,8 @@ def start_monitors(per_host: dict[str, list[Monitor]], transports: dict[str, Tra
             if monitor.kind in ("access_log", "file"):
                 started.append(StartedMonitor(host, monitor, "", monitor.path, Path(monitor.path).name if monitor.kind == "file" else local_name))
                 continue
-            pid = _watched_pid(transport, monitor) if monitor.pid_file or monitor.pid_command else None
+            by_pid = (monitor.pid_file or monitor.pid_command) and not monitor.processes
+            pid = _watched_pid(transport, monitor) if by_pid else None
             name = f"monitor-{monitor.kind.replace('_', '-')}-{number}"
             transport.start_detached(name, sampler_command(monitor, pid), folder)
             started.append(StartedMonitor(host, monitor, name, f"{folder}/{name}.log", local_name))
