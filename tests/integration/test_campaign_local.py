@@ -138,7 +138,7 @@ def test_a_killed_service_fails_the_run_but_keeps_every_log(prefect_server, tmp_
     assert "echo-app2 is not running" in manifest["status_reason"]
     assert len(manifest["iterations"]) >= 1
     kinds = sorted({s["kind"] for s in manifest["sources"]})
-    assert kinds == ["access_log", "jstat", "k6_json", "k6_summary", "vmstat"]
+    assert kinds == ["access_log", "jstat", "k6_json", "k6_summary", "pidstat", "sar", "vmstat"]
     # ingested anyway, marked failed
     assert _query(tmp_path, "select status from runs") == [("failed",)]
     assert all(_port_closed(port) for port in ports)  # app1 torn down too
