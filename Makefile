@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install system-test-deps demo test bench clean
+.PHONY: install monitor-deps system-test-deps demo test bench clean
 
 install: $(STAMP)
 
@@ -16,6 +16,19 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
+
+# The demo's sar and pidstat monitors need sysstat: install it from Debian's packages when missing (as root),
+# or say exactly what to install.
+monitor-deps:
+	@command -v sar >/dev/null && command -v pidstat >/dev/null || { \
+	   if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	     echo "installing sysstat (apt-get)"; \
+	     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends sysstat >/dev/null \
+	       || { echo "apt-get could not install sysstat" >&2; exit 1; }; \
+	   else \
+	     echo "The sar and pidstat monitors need sysstat. Install it as root: apt-get install -y sysstat" >&2; exit 1; \
+	   fi; \
+	 }
 
 # The tests talk to a real OpenSSH sshd and check the report in a real headless Chromium: install them
 # from Debian's packages when missing (as root), or say exactly what to install.
@@ -34,10 +47,10 @@ system-test-deps:
 	   fi; \
 	 fi
 
-demo: install
+demo: install monitor-deps
 	$(BIN)/perfcampaign demo
 
-test: install system-test-deps
+test: install monitor-deps system-test-deps
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=20 tests
 
 bench: install

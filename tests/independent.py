@@ -54,3 +54,26 @@ def describe(elapsed: pd.Series) -> dict[str, float]:
         "p99_ms": float(np.percentile(values, 99)),
         "max_ms": float(values.max()),
     }
+
+
+def independent_sar(text: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(interfaces, disks): rows under the IFACE and DEV headers, by the header's names (pandas)."""
+    lines = text.splitlines()
+    day = lines[0].split()[3]
+    blocks: dict[str, list[dict]] = {"IFACE": [], "DEV": []}
+    names = None
+    for line in lines[1:]:
+        tokens = line.split()
+        if not tokens or tokens[0] == "Average:":
+            continue
+        if tokens[1] in blocks:
+            names = tokens[1:]
+            continue
+        row = dict(zip(names, tokens[1:]))
+        row["sampled_at"] = pd.Timestamp(f"{day} {tokens[0]}", tz="UTC")
+        blocks[names[0]].append(row)
+    frames = [pd.DataFrame(blocks[name]) for name in ("IFACE", "DEV")]
+    for frame in frames:
+        for column in frame.columns[1:-1]:
+            frame[column] = frame[column].astype(float)
+    return frames[0], frames[1]

@@ -23,7 +23,16 @@ final as (
         -- a trend is judged only over samples that span at least this long
         coalesce((given ->> 'trend_min_span_s')::double, 300) as trend_min_span_s,
         -- network bytes per call may differ from the run's median by at most this factor
-        coalesce((given ->> 'net_per_call_max_ratio')::double, 3) as net_per_call_max_ratio
+        coalesce((given ->> 'net_per_call_max_ratio')::double, 3) as net_per_call_max_ratio,
+        -- network, disks and processes (sar, pidstat): the link speed stated for every NIC (virtual NICs tell
+        -- sar none), and the share of it one direction may use on average over an iteration
+        coalesce((given ->> 'nic_link_gbps')::double, 10) as nic_link_gbps,
+        coalesce((given ->> 'nic_busy_max_pct')::double, 80) as nic_busy_max_pct,
+        coalesce((given ->> 'disk_util_max_pct')::double, 90) as disk_util_max_pct,
+        -- one process's average CPU in percent of all the host's CPUs
+        coalesce((given ->> 'process_cpu_max_pct')::double, 90) as process_cpu_max_pct,
+        -- growth of a process's threads from an iteration's first sample to its last, in percent
+        coalesce((given ->> 'thread_growth_max_pct')::double, 20) as thread_growth_max_pct
     from settings
 )
 

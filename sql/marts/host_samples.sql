@@ -1,4 +1,4 @@
--- Public view: every host and JVM metric sample of every run (vmstat, jstat -gc, docker stats), one row per
+-- Public view: every host and JVM metric sample of every run (vmstat, jstat -gc, docker stats, sar, pidstat), one row per
 -- sample with the columns of its kind (the others NULL). vmstat's first row (is_since_boot) is the average
 -- since boot: statistics leave it out. sampled_at is NULL only for docker stats written without timestamps.
 -- materialized: view
@@ -61,6 +61,33 @@ select
     facts.block_in_bytes,
     facts.block_out_bytes,
     facts.pids,
+    -- sar and pidstat (host_network_stats, host_disk_stats, process_stats)
+    facts.cpu_count,
+    facts.interface,
+    facts.rx_packets_per_s,
+    facts.tx_packets_per_s,
+    facts.rx_bytes_per_s,
+    facts.tx_bytes_per_s,
+    facts.if_util_pct,
+    facts.disk,
+    facts.disk_transfers_per_s,
+    facts.disk_read_bytes_per_s,
+    facts.disk_write_bytes_per_s,
+    facts.disk_queue_size,
+    facts.disk_await_ms,
+    facts.disk_util_pct,
+    facts.command,
+    facts.pid,
+    facts.tid,
+    facts.process_cpu_user_pct,
+    facts.process_cpu_system_pct,
+    facts.process_cpu_wait_pct,
+    facts.rss_kb,
+    facts.vsz_kb,
+    facts.threads,
+    facts.open_files,
+    facts.minor_faults_per_s,
+    facts.major_faults_per_s,
     sources.path as source_path,
     facts.line_no
 from host_sample_facts as facts

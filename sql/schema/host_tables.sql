@@ -76,3 +76,32 @@ create table if not exists host_sample_facts (
     block_out_bytes double,
     pids bigint
 );
+
+-- sar (-n DEV, -d) and pidstat (-u -r -v, -t): one row per interface, disk, process or thread line. Rates are
+-- averages over the interval that ends at sampled_at; bytes converted from sysstat's kB (1024 bytes).
+alter table host_sample_facts add column if not exists cpu_count integer;
+alter table host_sample_facts add column if not exists interface varchar;
+alter table host_sample_facts add column if not exists rx_packets_per_s double;
+alter table host_sample_facts add column if not exists tx_packets_per_s double;
+alter table host_sample_facts add column if not exists rx_bytes_per_s double;
+alter table host_sample_facts add column if not exists tx_bytes_per_s double;
+alter table host_sample_facts add column if not exists if_util_pct double;
+alter table host_sample_facts add column if not exists disk varchar;
+alter table host_sample_facts add column if not exists disk_transfers_per_s double;
+alter table host_sample_facts add column if not exists disk_read_bytes_per_s double;
+alter table host_sample_facts add column if not exists disk_write_bytes_per_s double;
+alter table host_sample_facts add column if not exists disk_queue_size double;
+alter table host_sample_facts add column if not exists disk_await_ms double;
+alter table host_sample_facts add column if not exists disk_util_pct double;
+alter table host_sample_facts add column if not exists command varchar;
+alter table host_sample_facts add column if not exists pid bigint;
+alter table host_sample_facts add column if not exists tid bigint;
+alter table host_sample_facts add column if not exists process_cpu_user_pct double;
+alter table host_sample_facts add column if not exists process_cpu_system_pct double;
+alter table host_sample_facts add column if not exists process_cpu_wait_pct double;
+alter table host_sample_facts add column if not exists rss_kb double;
+alter table host_sample_facts add column if not exists vsz_kb double;
+alter table host_sample_facts add column if not exists threads bigint;
+alter table host_sample_facts add column if not exists open_files bigint;
+alter table host_sample_facts add column if not exists minor_faults_per_s double;
+alter table host_sample_facts add column if not exists major_faults_per_s double;

@@ -37,4 +37,7 @@ KINDS: dict[str, SourceKind] = {
     "vmstat": SourceKind(None, "sut", "vmstat", _TIMED_SAMPLES + ("unit",)),
     "jstat": SourceKind(None, "sut", "jstat", _TIMED_SAMPLES + ("first_sample_at", "jvm_started_at")),
     "docker_stats": SourceKind(None, "sut", "docker_stats", ("timezone",)),
+    # network, disks and processes (sysstat)
+    "sar": SourceKind(None, "sut", "sar", ("timezone",)),
+    "pidstat": SourceKind(None, "sut", "pidstat", ("timezone",)),
 }

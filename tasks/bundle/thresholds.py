@@ -21,6 +21,12 @@ THRESHOLDS: dict[str, float] = {
     "container_mem_growth_max_pct_per_h": 5,
     "trend_min_span_s": 300,
     "net_per_call_max_ratio": 3,
+    # network, disks and processes (sar, pidstat)
+    "nic_link_gbps": 10,
+    "nic_busy_max_pct": 80,
+    "disk_util_max_pct": 90,
+    "process_cpu_max_pct": 90,
+    "thread_growth_max_pct": 20,
     # data checks and clock skew (docs/warehouse.md)
     "clock_skew_max_s": 2,
     "clock_skew_search_s": 300,

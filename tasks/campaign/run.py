@@ -39,7 +39,8 @@ from tasks.stage.provision import (
 from tasks.stage.transport import Transport
 
 TOOL_CHECKS = {"k6": ["version"], "jmeter": ["--version"]}  # arguments after the binary
-MONITOR_CHECKS = {"vmstat": "vmstat -V", "jstat": "command -v jstat", "docker_stats": "docker version --format '{{.Client.Version}}'"}
+MONITOR_CHECKS = {"vmstat": "vmstat -V", "jstat": "command -v jstat", "docker_stats": "docker version --format '{{.Client.Version}}'",
+                  "sar": "sar -V", "pidstat": "pidstat -V"}  # sysstat; apt-get install sysstat
 
 
 @dataclass

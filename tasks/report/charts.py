@@ -219,7 +219,46 @@ def container_chart(data: ReportData) -> Chart | None:
     return Chart("containers", "Container memory and network", "view host_samples (docker stats)", _encode(fig))
 
 
+def network_chart(data: ReportData) -> Chart | None:
+    """Received and sent Gbps per interface that moved any bytes, from sar -n DEV."""
+    samples = _samples(data, "sar")
+    if samples.empty:
+        return None
+    moved = samples.groupby(["host", "subject"])[["rx_bytes_per_s", "tx_bytes_per_s"]].transform("max").sum(axis=1) > 0
+    fig, (ax,) = _figure(1, 3.2)
+    for (host, interface), group in samples[moved].groupby(["host", "subject"], sort=True):
+        at = _naive_utc(group["sampled_at"])
+        line = ax.plot(at, group["rx_bytes_per_s"] * 8 / 1e9, "-", lw=1.2, label=f"{host}/{interface} in")[0]
+        ax.plot(at, group["tx_bytes_per_s"] * 8 / 1e9, ":", lw=1.0, color=line.get_color(),
+                label=f"{host}/{interface} out")
+    ax.set_ylabel("Gbps")
+    _legend(ax)
+    _mark_iterations([ax], data["report_iterations"])
+    _time_axis(ax)
+    return Chart("network", "Network per interface", "view host_samples (sar -n DEV): interfaces that moved bytes",
+                 _encode(fig))
+
+
+def process_chart(data: ReportData) -> Chart | None:
+    """CPU (of one CPU, as pidstat prints it) and threads per watched process, from pidstat."""
+    samples = _samples(data, "pidstat")
+    if samples.empty:
+        return None
+    fig, (cpu, threads) = _figure(2)
+    for (host, process), group in samples.groupby(["host", "subject"], sort=True):
+        at = _naive_utc(group["sampled_at"])
+        line = cpu.plot(at, group["cpu_pct"], "-", label=f"{host} {process}")[0]
+        threads.plot(at, group["threads"], "-", color=line.get_color(), label=f"{host} {process}")
+    cpu.set_ylabel("CPU % (of one CPU)")
+    threads.set_ylabel("threads")
+    _legend(cpu)
+    _mark_iterations([cpu, threads], data["report_iterations"])
+    _time_axis(threads)
+    return Chart("processes", "CPU and threads per process", "view host_samples (pidstat)", _encode(fig))
+
+
 def all_charts(data: ReportData) -> dict[str, Chart]:
     """Every chart that has data, by key."""
-    charts = [make(data) for make in (minute_chart, load_chart, cpu_chart, jvm_chart, container_chart)]
+    charts = [make(data) for make in (minute_chart, load_chart, cpu_chart, jvm_chart, container_chart, network_chart,
+                                      process_chart)]
     return {chart.key: chart for chart in charts if chart is not None}

@@ -23,6 +23,9 @@ MART_ORDER = {
     "host_iteration_stats": "host, iteration",
     "jvm_iteration_stats": "host, source_path, iteration",
     "container_stats": "host, container, iteration nulls first",
+    "host_network_stats": "host, interface, iteration nulls first",
+    "host_disk_stats": "host, disk, iteration nulls first",
+    "process_stats": "host, command, pid, iteration nulls first",
     "health_findings": "severity = 'ok', severity = 'warn', host, iteration nulls last, rule",
 }
 

@@ -69,19 +69,35 @@ CONTAINER_COLUMNS = [("host", ""), ("container", ""), ("iteration", "count"), ("
                      ("mem_limit_bytes", "bytes"), ("mem_trend_bytes_per_h", "bytes"), ("net_in_bytes", "bytes"),
                      ("net_out_bytes", "bytes"), ("pids_max", "")]
 
+NETWORK_COLUMNS = [("host", ""), ("interface", ""), ("iteration", "count"), ("samples", "count"), ("rx_gbps", ""),
+                   ("tx_gbps", ""), ("rx_gbps_max", ""), ("tx_gbps_max", ""), ("rx_packets_per_s", ""),
+                   ("tx_packets_per_s", "")]
+DISK_COLUMNS = [("host", ""), ("disk", ""), ("iteration", "count"), ("samples", "count"), ("util_pct_avg", "%"),
+                ("util_pct_max", "%"), ("await_ms_avg", "ms"), ("transfers_per_s", ""), ("read_bytes_per_s", "bytes"),
+                ("write_bytes_per_s", "bytes")]
+PROCESS_COLUMNS = [("host", ""), ("command", ""), ("pid", ""), ("iteration", "count"), ("samples", "count"),
+                   ("cpu_pct_avg", "%"), ("cpu_pct_max", "%"), ("cpu_share_pct_avg", "%"), ("threads_first", ""),
+                   ("threads_last", ""), ("threads_max", ""), ("rss_max_kb", "kb")]
+
 
 def _present(frame: pd.DataFrame, spec: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [(name, unit) for name, unit in spec if name in frame.columns]
 
 
 def hosts(data: ReportData, charts: dict[str, Chart]) -> str:
-    """CPU per host, heap and GC per JVM, container memory and network: charts, then per-iteration tables."""
+    """CPU per host, heap and GC per JVM, containers, network, disks and processes: charts, then tables."""
     parts = []
     for key, mart, spec, note in (
         ("cpu", "host_iteration_stats", HOST_COLUMNS, "mart host_iteration_stats (vmstat)"),
         ("jvm", "jvm_iteration_stats", JVM_COLUMNS, "mart jvm_iteration_stats (jstat)"),
         ("containers", "container_stats", CONTAINER_COLUMNS, "mart container_stats (docker stats; iteration empty: "
                                                               "the whole run; memory trend per hour)"),
+        ("network", "host_network_stats", NETWORK_COLUMNS, "mart host_network_stats (sar -n DEV; iteration empty: "
+                                                           "the whole run)"),
+        ("disks", "host_disk_stats", DISK_COLUMNS, "mart host_disk_stats (sar -d; iteration empty: the whole run; "
+                                                   "await weighted by transfers)"),
+        ("processes", "process_stats", PROCESS_COLUMNS, "mart process_stats (pidstat; iteration empty: the whole run; "
+                                                        "CPU % of one CPU, share of all CPUs)"),
     ):
         frame = data[mart]
         if key not in charts and frame.empty:
@@ -91,7 +107,7 @@ def hosts(data: ReportData, charts: dict[str, Chart]) -> str:
             parts.append(figure(charts[key]))
         if not frame.empty:
             parts.append(frame_table(frame, _present(frame, spec)) + f'<p class="note">{esc(note)}.</p>')
-    return "".join(parts) or '<p class="note">No vmstat, jstat or docker stats in this run.</p>'
+    return "".join(parts) or '<p class="note">No vmstat, jstat, docker stats, sar or pidstat in this run.</p>'
 
 
 EXPECTATION_COLUMNS = ("suite", "expectation", "column", "severity", "success", "observed")

@@ -83,13 +83,15 @@ Step = Annotated[
 class Monitor(StrictModel):
     """One log to collect from a host; samplers are started detached with a timestamp on every line."""
 
-    kind: Literal["vmstat", "jstat", "docker_stats", "access_log", "file"]
+    kind: Literal["vmstat", "jstat", "docker_stats", "sar", "pidstat", "access_log", "file"]
     interval_s: float = Field(1, gt=0)
-    # jstat: the JVM to watch, by pid file or by a command that prints the pid
+    # jstat and pidstat: the JVM (process) to watch, by pid file or by a command that prints the pid
     pid_file: str | None = None
     pid_command: str | None = None
     # docker_stats: containers (all running ones when empty)
     containers: list[str] = Field(default_factory=list)
+    # pidstat: processes by command name (exact, as `ps -o comm` shows it); when given, the pid is not used
+    processes: list[str] = Field(default_factory=list)
     # access_log and file: the path on the host, and the reader options for the bundle manifest
     path: str | None = None
     format: str | None = None
@@ -100,6 +102,8 @@ class Monitor(StrictModel):
     def _needs(self) -> "Monitor":
         if self.kind == "jstat" and not (self.pid_file or self.pid_command):
             raise ValueError("jstat needs pid_file or pid_command")
+        if self.kind == "pidstat" and not (self.processes or self.pid_file or self.pid_command):
+            raise ValueError("pidstat needs processes (command names), pid_file or pid_command")
         if self.kind in ("access_log", "file") and not self.path:
             raise ValueError(f"{self.kind} needs path")
         if self.kind == "access_log" and not (self.format or self.preset):

@@ -8,6 +8,7 @@ Access logs and other files are written by the service itself and only collected
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ from tasks.stage.shell import quote
 from tasks.stage.transport import Transport
 
 STAMP = "date -u +%Y-%m-%dT%H:%M:%S.%3NZ"
+# sysstat prints wall-clock times of day and the date once: UTC, 24-hour times, an ISO date, decimal points
+SYSSTAT_ENV = "TZ=UTC LC_ALL=C S_TIME_FORMAT=ISO"
 
 
 @dataclass
@@ -35,7 +38,7 @@ def _stamp_lines(command: str) -> str:
 
 
 def sampler_command(monitor: Monitor, pid: str | None = None) -> str:
-    """The shell command of one sampler (pid: the JVM's, for jstat)."""
+    """The shell command of one sampler (pid: the JVM's, for jstat and pidstat)."""
     seconds = max(1, math.ceil(monitor.interval_s))
     if monitor.kind == "vmstat":
         return f"TZ=UTC LC_ALL=C exec vmstat -t {seconds}"
@@ -45,14 +48,26 @@ def sampler_command(monitor: Monitor, pid: str | None = None) -> str:
     if monitor.kind == "docker_stats":
         names = " ".join(quote(c) for c in monitor.containers)
         return f"while :; do {STAMP}; docker stats --no-stream {names}; sleep {seconds}; done"
+    if monitor.kind == "sar":
+        return f"{SYSSTAT_ENV} exec sar -n DEV -d {seconds}"
+    if monitor.kind == "pidstat":
+        return f"{SYSSTAT_ENV} exec pidstat -h -u -r -v {_pidstat_tasks(monitor, pid)} {seconds}"
     raise ValueError(f"{monitor.kind} is collected, not sampled")
 
 
-def _jvm_pid(transport: Transport, monitor: Monitor) -> str:
+def _pidstat_tasks(monitor: Monitor, pid: str | None) -> str:
+    """`-p PID`, or every task (idle ones too: `-C` alone shows only busy ones) whose name is one of `processes`."""
+    if not monitor.processes:
+        return f"-p {quote(pid or '')}"
+    names = "|".join(re.escape(name) for name in monitor.processes)
+    return f"-p ALL -C {quote(f'^({names})$')}"
+
+
+def _watched_pid(transport: Transport, monitor: Monitor) -> str:
     command = f"cat {quote(monitor.pid_file)}" if monitor.pid_file else monitor.pid_command
     pid = transport.run(command, timeout_s=30).stdout.strip().splitlines()
     if not pid or not pid[0].strip().isdigit():
-        raise RuntimeError(f"{transport.name}: no JVM pid from `{command}` (got {pid!r})")
+        raise RuntimeError(f"{transport.name}: no {monitor.kind} pid from `{command}` (got {pid!r})")
     return pid[0].strip()
 
 
@@ -71,7 +86,8 @@ def start_monitors(per_host: dict[str, list[Monitor]], transports: dict[str, Tra
             if monitor.kind in ("access_log", "file"):
                 started.append(StartedMonitor(host, monitor, "", monitor.path, Path(monitor.path).name if monitor.kind == "file" else local_name))
                 continue
-            pid = _jvm_pid(transport, monitor) if monitor.kind == "jstat" else None
+            by_pid = (monitor.pid_file or monitor.pid_command) and not monitor.processes
+            pid = _watched_pid(transport, monitor) if by_pid else None
             name = f"monitor-{monitor.kind.replace('_', '-')}-{number}"
             transport.start_detached(name, sampler_command(monitor, pid), folder)
             started.append(StartedMonitor(host, monitor, name, f"{folder}/{name}.log", local_name))
@@ -104,6 +120,8 @@ def collect_monitors(started: list[StartedMonitor], transports: dict[str, Transp
         source: dict[str, Any] = {"kind": m.monitor.kind, "host": m.host, "path": f"{m.host}/{m.local_name}"}
         if m.monitor.kind == "file":
             continue
+        if m.monitor.kind in ("sar", "pidstat"):
+            source["timezone"] = "UTC"  # sampler_command runs them with TZ=UTC
         if m.monitor.kind == "access_log":
             options = {"format": m.monitor.format, "preset": m.monitor.preset, "duration_unit": m.monitor.duration_unit}
             source.update({k: v for k, v in options.items() if v})

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from tests.echo_stage import free_ports
+from tests.independent import independent_sar
 from tests.integration.conftest import campaign_copy
 
 pytestmark = pytest.mark.integration
@@ -77,12 +78,33 @@ def test_demo_campaign_end_to_end(prefect_server, tmp_path):
     assert hosts == {"app1", "app2", "loadgen"}
     roles = dict(_query(tmp_path, f"select host, any_value(role) from sources where run_id = '{run_id}' group by 1"))
     assert roles == {"app1": "sut", "app2": "sut", "loadgen": "loadgen"}
+    _check_sysstat_marts(tmp_path, run_id, manifest, stored)
     # torn down: services gone, the stage's work folder removed
     assert all(_port_closed(port) for port in ports)
     assert not (tmp_path / "stage" / run_id).exists()
     assert _task_runs(tmp_path / "work") == [
         "check-hosts", "provision", "start-monitors", "iteration-1", "iteration-2", "stop-monitors", "collect",
         "teardown", "write-bundle", "store-bundle", "ingest", "validate", "history", "report"]
+
+
+def _check_sysstat_marts(tmp_path: Path, run_id: str, manifest: dict, stored: Path) -> None:
+    """The demo's sar and pidstat monitors give the network, disk and process marts, per iteration."""
+    (sar,) = [s for s in manifest["sources"] if s["kind"] == "sar"]
+    nets, _ = independent_sar((stored / sar["path"]).read_text())
+    lo = nets[nets.IFACE == "lo"]
+    for iteration in manifest["iterations"]:
+        inside = lo[(lo.sampled_at >= pd.Timestamp(iteration["start"])) & (lo.sampled_at < pd.Timestamp(iteration["end"]))]
+        (row,) = _query(tmp_path, "select samples, rx_bytes_per_s from host_network_stats where run_id = "
+                                  f"'{run_id}' and host = 'app1' and interface = 'lo' and iteration = {iteration['index']}")
+        assert row[0] == len(inside) > 0
+        assert row[1] == pytest.approx(inside["rxkB/s"].mean() * 1024) and row[1] > 0  # k6 talks to the services on lo
+    assert _query(tmp_path, f"select count(distinct iteration) from host_disk_stats where run_id = '{run_id}'")[0][0] == 2
+    processes = _query(tmp_path, "select host, command, count(distinct iteration), max(threads_max), max(rss_max_kb) "
+                                 f"from process_stats where run_id = '{run_id}' group by all order by host")
+    assert [p[:3] for p in processes] == [("app1", "java", 2), ("loadgen", "k6", 2)]
+    assert processes[0][3] > 10 and processes[0][4] > 10_000  # a JVM: many threads, tens of MB resident
+    rules = {r[0] for r in _query(tmp_path, f"select distinct rule from health_findings where run_id = '{run_id}'")}
+    assert {"disk_busy", "process_cpu", "thread_growth"} <= rules
 
 
 def _task_runs(work_dir: Path) -> list[str]:
@@ -116,7 +138,7 @@ def test_a_killed_service_fails_the_run_but_keeps_every_log(prefect_server, tmp_
     assert "echo-app2 is not running" in manifest["status_reason"]
     assert len(manifest["iterations"]) >= 1
     kinds = sorted({s["kind"] for s in manifest["sources"]})
-    assert kinds == ["access_log", "jstat", "k6_json", "k6_summary", "vmstat"]
+    assert kinds == ["access_log", "jstat", "k6_json", "k6_summary", "pidstat", "sar", "vmstat"]
     # ingested anyway, marked failed
     assert _query(tmp_path, "select status from runs") == [("failed",)]
     assert all(_port_closed(port) for port in ports)  # app1 torn down too

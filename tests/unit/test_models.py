@@ -27,6 +27,9 @@ NO_SAMPLE_DATA = {
     "change_points": "one run per campaign: no history to analyse",
     "change_events": "one run per campaign: no history to analyse",
     "history_exclusions": "no failed, invalid or excluded run",
+    **dict.fromkeys(("stg_sar__samples", "stg_pidstat__samples", "host_network_stats", "host_disk_stats",
+                     "process_stats", "int_health_findings__sysstat"),
+                    "no sar or pidstat: their grains are proven on real output in tests/unit/sources/test_sysstat.py"),
 }
 
 

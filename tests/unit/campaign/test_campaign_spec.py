@@ -37,7 +37,7 @@ def _write(tmp_path, change) -> Path:
         (lambda d: d["hosts"]["app1"].update(transport="telnet"), "hosts.app1", "telnet"),
         (lambda d: d["hosts"].update(x={"transport": "ssh", "address": "h", "user": "u", "key_env": "K", "role": "sut"}),
          "hosts.x.ssh", "known_hosts or host_key_fingerprint"),
-        (lambda d: d["monitors"]["app1"].append({"kind": "jstat"}), "monitors.app1.3", "pid_file or pid_command"),
+        (lambda d: d["monitors"]["app1"].append({"kind": "jstat"}), "monitors.app1.5", "pid_file or pid_command"),
         (lambda d: d.update(store={"uri": "ftp://x"}), "store.uri", "not supported"),
         (lambda d: d["provision"].append({"run": "true"}), "provision.4", "host"),
     ],

@@ -54,6 +54,8 @@ def _campaign(tmp_path: Path) -> Path:
         "monitors": {"sut": [
             {"kind": "jstat", "pid_file": str(pid_dir / "java.pid")},
             {"kind": "docker_stats", "containers": [PAYLOAD]},
+            {"kind": "pidstat", "processes": [PAYLOAD, "java"]},
+            {"kind": "pidstat", "pid_file": str(pid_dir / "java.pid")},
             {"kind": "access_log", "path": "{{run_dir}}/" + PAYLOAD.replace("/", "") + ".log", "preset": "tomcat_common_d"},
         ]},
         "load": {"tool": "k6", "binary": str(tmp_path / PAYLOAD.replace("/", "") / "k6"), "script": "infra/k6/echo.js",
