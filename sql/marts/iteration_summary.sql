@@ -4,11 +4,12 @@
 -- when the tool dropped calls, else NULL for a closed model); `achieved_per_s` the calls that were made
 -- (= calls_per_s); `dropped` the calls an open-model tool could not start (k6 dropped_iterations points of
 -- the side's sources; the server side shows its clients' figure, since those calls never reached it);
--- `error_rate_with_dropped` counts them as failed: (errors + dropped) / (calls + dropped).
+-- `error_rate_with_dropped` counts them as failed: (errors + dropped) / (calls + dropped). Points in an
+-- iteration's warm-up are left out, as its calls are.
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, iteration, side
--- upstream: int_request_stats, iterations, k6_metric_points, sources
+-- upstream: int_request_stats, iterations, int_k6_points
 with stats as (
     select * from int_request_stats where run_id = $run_id and grain = 'side'
 ),
@@ -18,10 +19,9 @@ iterations as (
 ),
 
 dropped_points as (
-    select points.iteration, sources.side, sum(points.value) as dropped
-    from k6_metric_points as points
-    join sources using (source_key)
-    where sources.run_id = $run_id and points.metric = 'dropped_iterations' and points.iteration is not null
+    select iteration, side, sum(value) as dropped
+    from int_k6_points
+    where metric = 'dropped_iterations' and iteration is not null and not is_warmup
     group by all
 ),
 

@@ -46,7 +46,7 @@ def broken_requirement(result: StepResult, requirements: list[Requirement]) -> s
             continue
         if req.min_calls_per_s is not None and result.calls_per_s < req.min_calls_per_s:
             continue
-        measured = result.calls_per_s if req.metric == "calls_per_s" else result.metrics.get(req.metric)
+        measured = result.figure(req.metric)
         if measured is not None and not OPS[req.op](measured, req.threshold):
             return f"requirement {req.id} broke at step {result.index}: {req.metric} {measured:.4g}, limit {req.op} {req.threshold:g}"
     return None

@@ -43,6 +43,16 @@ class StepResult:
     def calls_per_s(self) -> float:
         return self.calls / self.seconds if self.seconds > 0 else 0.0
 
+    def figure(self, metric: str) -> float | None:
+        """A requirement metric from the summary: calls/s and the failure ratio counting dropped calls derive
+        from the counts (as iteration_summary's do), the others are the tool's own."""
+        if metric == "calls_per_s":
+            return self.calls_per_s
+        if metric == "error_rate_with_dropped":
+            sent_or_dropped = self.calls + self.dropped
+            return (self.errors + self.dropped) / sent_or_dropped if sent_or_dropped else None
+        return self.metrics.get(metric)
+
     @property
     def offered_per_s(self) -> float | None:
         return offered_per_s(self.load, self.calls, self.dropped, self.seconds)

@@ -36,8 +36,8 @@ DRAWS = 2000
 SEED = 20261202
 PERCENTILES = {"p50_ms": 0.50, "p90_ms": 0.90, "p95_ms": 0.95, "p99_ms": 0.99}
 MIN_SAMPLES_BEYOND = 10  # samples beyond a percentile (or in all, for a mean) before a test is made
-UNITS = {"calls_per_s": "calls/s", "error_rate": "%"}
-SCALE = {"error_rate": 100.0}  # requirement rows are published in their unit: an error rate in %
+UNITS = {"calls_per_s": "calls/s", "error_rate": "%", "error_rate_with_dropped": "%"}
+SCALE = {"error_rate": 100.0, "error_rate_with_dropped": 100.0}  # requirement rows are published in their unit: an error rate in %
 
 
 @dataclass
