@@ -4,14 +4,15 @@
 -- (k6_metric_points, value = the point's value), narrowed the same way (label = the point's `name` tag).
 -- A background load's own results are side `background`, never part of a requirement's side.
 -- Statistics are those of int_request_stats (exact linear quantiles); `samples_per_s` = samples / duration_s.
--- `dropped`: the calls an open-model k6 could not start (dropped_iterations, one call each), which carry no
--- label: a client requirement counts those of its load generators (host, role), a server requirement every
--- client's, since they reached no server; `error_rate_with_dropped` = (errors + dropped) / (samples + dropped).
+-- `dropped`: the calls offered and never made, which carry no label and reached no server: a whole side's
+-- are iteration_summary.dropped (k6 dropped_iterations, a JMeter plan's shortfall; a server side shows its
+-- clients'), a client requirement of a host or role counts the dropped_iterations of those load generators.
+-- `error_rate_with_dropped` = (errors + dropped) / (samples + dropped).
 -- materialized: table
 -- grain: requirement_id, iteration
 -- Rows in an iteration's warm-up are left out (requests.is_warmup, int_k6_points.is_warmup), and duration_s is
 -- the time after it.
--- upstream: requirements, iterations, requests, int_k6_points
+-- upstream: requirements, iterations, requests, int_k6_points, iteration_summary
 with requirements as (
     select * from requirements where run_id = $run_id
 ),
@@ -27,16 +28,22 @@ samples as (
 ),
 
 dropped as (
-    select requirements.requirement_id, points.iteration, sum(points.value) as dropped
+    select requirements.requirement_id, summary.iteration, summary.dropped
+    from requirements
+    join iteration_summary as summary on summary.run_id = $run_id and summary.side = requirements.side
+    where requirements.k6_metric is null and requirements.host is null and requirements.role is null
+    union all
+    select requirements.requirement_id, points.iteration, sum(points.value)
     from requirements
     join int_k6_points as points
         on points.metric = 'dropped_iterations'
         and points.side = 'client'
-        and requirements.k6_metric is null
-        and (requirements.side = 'server' or (
-            (requirements.host is null or points.host = requirements.host)
-            and (requirements.role is null or points.role = requirements.role)))
-    where points.iteration is not null and not points.is_warmup
+        and (requirements.host is null or points.host = requirements.host)
+        and (requirements.role is null or points.role = requirements.role)
+    where
+        requirements.k6_metric is null and requirements.side = 'client'
+        and (requirements.host is not null or requirements.role is not null)
+        and points.iteration is not null and not points.is_warmup
     group by all
 ),
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.bundle.jmeter_summariser import parse_lines
+from tasks.bundle.load import planned_shortfall
 from tasks.loadtools.base import LoadTool, LoadToolError, StepResult, step_variables
 
 
@@ -44,6 +45,7 @@ class JMeterTool(LoadTool):
                   sources: list[dict[str, Any]]) -> StepResult:
         calls = errors = 0
         weighted = 0.0
+        window_s = 0.0
         for source in (s for s in sources if s["kind"] == "jmeter_log"):
             rows, _ = parse_lines(bundle / source["path"])
             totals = [row for row in rows if row["kind"] == "="]
@@ -51,7 +53,10 @@ class JMeterTool(LoadTool):
                 calls += totals[-1]["samples"]
                 errors += totals[-1]["errors"]
                 weighted += totals[-1]["avg_ms"] * totals[-1]["samples"]
+                window_s = max(window_s, totals[-1]["window_s"])
         metrics = {"error_rate": errors / calls if calls else 0.0}
         if calls:
             metrics["avg_ms"] = weighted / calls
-        return StepResult(index, step, seconds, calls, errors, metrics)
+        # a throughput timer's plan against what was sent, over the time the summariser measured
+        dropped = planned_shortfall(step, calls, window_s or seconds) or 0
+        return StepResult(index, step, seconds, calls, errors, metrics, int(dropped))
