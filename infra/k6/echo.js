@@ -3,7 +3,9 @@
 // Environment (k6 -e KEY=VALUE or the process environment):
 //   TARGETS       comma-separated base URLs, e.g. http://127.0.0.1:18081,http://127.0.0.1:18082
 //   TARGET_NAMES  instance names in the same order (tag `server`); default app1, app2, ...
-//   VUS           virtual users (default 1)
+//   VUS           virtual users in all (default THREADS x NODES, else 1)
+//   THREADS, NODES a step of `nodes` generators with `threads` each (campaign keys nodes, threads): k6 runs
+//                 on `nodes` generators and splits THREADS x NODES VUs between them (execution segments)
 //   DURATION      k6 duration, e.g. 10s (default 10s)
 //   MESSAGE_SIZE  request body size in bytes (default 1024)
 //   ENDPOINT      the path called (default /echo, POSTed); any other path is a GET (/health: a light
@@ -32,7 +34,7 @@ const body = 'x'.repeat(size);
 const endpoint = __ENV.ENDPOINT || '/echo';
 
 export const options = {
-  vus: parseInt(__ENV.VUS || '1', 10),
+  vus: parseInt(__ENV.VUS || String(parseInt(__ENV.THREADS || '1', 10) * parseInt(__ENV.NODES || '1', 10)), 10),
   duration: __ENV.DURATION || '10s',
   discardResponseBodies: true,
 };

@@ -97,6 +97,13 @@ class LoadTool(ABC):
     def commands(self, index: int, step: dict[str, Any]) -> dict[str, list[str]]:
         """The command line per generator for one iteration (each writes into its iteration folder)."""
 
+    def generators_for(self, step: dict[str, Any]) -> list[str]:
+        """The generators a step runs on: the first `nodes` of them (a step key), or all."""
+        nodes = int(step.get("nodes", len(self.spec.generators)))
+        if not 1 <= nodes <= len(self.spec.generators):
+            raise LoadToolError(f"step {step} asks for {nodes} nodes; the campaign has {len(self.spec.generators)} generators")
+        return self.spec.generators[:nodes]
+
     def iteration_dir(self, index: int) -> str:
         return f"{self.run_dir}/iter{index}"
 

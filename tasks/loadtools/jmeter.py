@@ -11,7 +11,7 @@ from typing import Any
 
 from tasks.bundle.jmeter_summariser import parse_lines
 from tasks.bundle.load import planned_shortfall
-from tasks.loadtools.base import LoadTool, LoadToolError, StepResult, step_variables
+from tasks.loadtools.base import LoadTool, StepResult, step_variables
 
 
 class JMeterTool(LoadTool):
@@ -22,13 +22,6 @@ class JMeterTool(LoadTool):
         ("jmeter.log", "jmeter-iter{index}.log", "jmeter_log"),
         ("{name}.log", "jmeter-iter{index}-console.log", None),
     )
-
-    def generators_for(self, step: dict[str, Any]) -> list[str]:
-        """The generators a step runs on: `nodes` of them, or all."""
-        nodes = int(step.get("nodes", len(self.spec.generators)))
-        if not 1 <= nodes <= len(self.spec.generators):
-            raise LoadToolError(f"step {step} asks for {nodes} nodes; the campaign has {len(self.spec.generators)} generators")
-        return self.spec.generators[:nodes]
 
     def commands(self, index: int, step: dict[str, Any]) -> dict[str, list[str]]:
         folder = self.iteration_dir(index)

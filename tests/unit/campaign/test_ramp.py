@@ -105,3 +105,17 @@ def test_max_steps_and_fixed_steps():
 )
 def test_load_level(load, key, level):
     assert load_level(load, key) == level
+
+
+def test_steps_until_saturated_stop_at_the_first_step_that_does_not_scale_in_nodes_x_threads():
+    steps = [{"nodes": 1, "threads": 2}, {"nodes": 1, "threads": 4}, {"nodes": 2, "threads": 4}, {"nodes": 2, "threads": 8}]
+    load = Load(tool="k6", script="s.js", generators=["g1", "g2"], duration_s=10, steps=steps, until_saturated=True)
+    result = lambda i, cps: StepResult(i, steps[i - 1], 10.0, int(cps * 10), 0, {})  # noqa: E731
+    assert stop_reason(load, [result(1, 100), result(2, 195)], []) is None
+    assert stop_reason(load, [result(1, 100), result(2, 195), result(3, 210)], []) == (
+        "throughput grew 8 % for 100 % more load: saturated at step 3")  # 4 -> 8 nodes x threads
+    assert stop_reason(load, [result(i, 100 * 2 ** (i - 1)) for i in (1, 2, 3, 4)], []) == "all steps run"
+    without = Load(tool="k6", script="s.js", generators=["g1", "g2"], duration_s=10, steps=steps)
+    assert stop_reason(without, [result(1, 100), result(2, 195), result(3, 210)], []) is None
+    with pytest.raises(ValueError, match="until_saturated is for steps"):
+        Load(tool="k6", script="s.js", generators=["g"], duration_s=10, ramp=RAMP, until_saturated=True)
