@@ -214,11 +214,11 @@ def requirement_changes(
     """B's requirements at every iteration against A, in the form users publish, judged with `changes`."""
     cursor = con.execute(model_sql("reports/compare_requirements"), {"run_a": run_a, "run_b": run_b})
     columns = [d[0] for d in cursor.description]
-    tested = {(c.iteration, c.side, c.metric): c for c in changes if c.label == "(all)"}  # whole-side tests
+    tested = {(c.iteration, c.side, c.metric, c.label): c for c in changes}  # whole side: label '(all)'
     result = []
     for values in cursor.fetchall():
         row = dict(zip(columns, values))
-        change = tested.get((row["iteration"], row["side"], row["metric"])) if row["scope"] is None else None
+        change = tested.get((row["iteration"], row["side"], row["metric"], row["tested_label"]))
         if not row["is_judged"]:
             verdict = "not judged"
         elif not row["passed"]:

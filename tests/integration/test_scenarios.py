@@ -143,11 +143,79 @@ def check_pull_requirements(runs: list[Run]) -> None:
     assert verdicts[("pull-delivered", stated)][0] == pytest.approx((len(errors) + lost) / (len(kept) + lost))
 
 
+def check_step_ramp(runs: list[Run]) -> None:
+    """nodes x threads VUs per step, the knee where the stop rule put it, the background load kept apart."""
+    (run,) = runs
+    check_report_and_warm_up(run)
+    vus = run.k6_points("vus")
+    for it in run.manifest["iterations"]:
+        load = it["load"]
+        assert vus[vus["iteration"] == it["index"]]["value"].max() == load["nodes"] * load["threads"]
+    reason = run.manifest["status_reason"]
+    knees = dict(run.query("select side, knee_iteration from capacity where run_id = $run"))
+    assert set(knees) == {"client", "server"}  # the background load forms no knee
+    if match := re.search(r"saturated at step (\d+)", reason):
+        assert knees["client"] == int(match[1]) - 1, reason  # one definition of saturated
+    else:
+        assert "all steps run" in reason
+    calls = run.access_log()
+    measured = dict(run.query("select iteration, measured from verdicts where run_id = $run "
+                              "and requirement_id = 'echo-p95' and iteration is not null"))
+    for index in run.windows():
+        echo = calls[(calls["iteration"] == index) & (calls["path"] == "/echo")]["ms"]
+        assert (calls[(calls["iteration"] == index)]["path"] == "/health").sum() > 0  # the background ran
+        assert measured[index] == pytest.approx(np.percentile(echo, 95))
+    own = dict(run.query("select iteration, calls from iteration_summary where run_id = $run and side = 'background'"))
+    points = run.k6_points("http_req_duration", background=True)
+    started = points["at"] - pd.to_timedelta(points["value"], unit="ms")
+    assert own == {i: int(((started >= start) & (started < end)).sum()) for i, (start, end) in run.windows().items()}
+
+
+def _compare(run_a: Run, run_b: Run) -> list[dict]:
+    """`perfcampaign compare A B --only requirements --format json`, as a user runs it."""
+    cli = Path(sys.executable).parent / "perfcampaign"
+    done = subprocess.run([str(cli), "compare", run_a.run_id, run_b.run_id, "--only", "requirements", "--format",
+                           "json", "-w", str(run_a.tmp_path / "w.duckdb")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # with --only: the one table's rows
+
+
+def check_before_after(runs: list[Run]) -> None:
+    """Per-operation requirements on the raw k6 points; compare finds write-large slower, by its own test."""
+    before, after = runs
+    for run in runs:
+        check_report_and_warm_up(run)
+        durations = run.k6_points("http_req_duration")
+        durations["started"] = durations["at"] - pd.to_timedelta(durations["value"], unit="ms")
+        measured = {(r, i): m for r, i, m in run.query(
+            "select requirement_id, iteration, measured from verdicts where run_id = $run and iteration is not null")}
+        for index, (start, _) in run.windows().items():
+            kept = durations[(durations["iteration"] == index) & (durations["started"] >= start)]
+            for operation in ("read-small", "write-large", "health"):
+                values = kept[kept["tags"].map(lambda t: t.get("name")) == operation]["value"]
+                assert measured[(f"{operation}-p95", index)] == pytest.approx(np.percentile(values, 95))
+    rows = {row["requirement_id"]: row for row in _compare(before, after)}
+    slower = rows["write-large-p95"]
+    assert slower["verdict"] == "WORSE" and slower["after"] - slower["before"] > 20  # held 30 ms more
+    assert slower["requirement"] == "client p95_ms < 500 (label write-large)"
+    assert rows["errors-under-1pct"]["verdict"] in ("same", "untested")
+
+
 SCENARIOS: dict[str, Scenario] = {
     "pull-requirements-at-rate.yaml": Scenario(
         runs=[{"load.duration_s": 4, "load.pause_s": 1, "load.warmup_s": 1,
                "load.steps": [{"rate_per_s": 10, "max_vus": 10}, {"rate_per_s": 20, "max_vus": 10}]}],
         check=check_pull_requirements),
+    "step-ramp-nodes-threads.yaml": Scenario(
+        runs=[{"load.duration_s": 3, "load.pause_s": 0.5, "load.warmup_s": 1,
+               "load.steps": [{"nodes": 1, "threads": 1}, {"nodes": 1, "threads": 2}]}],
+        check=check_step_ramp),
+    "before-after-operations.yaml": Scenario(
+        # 4 VUs for 3 s after the warm-up: enough calls of each operation (200) for compare to test a p95
+        runs=[{"load.duration_s": 4, "load.pause_s": 0.5, "load.warmup_s": 1, "load.steps": [{"vus": 4}]},
+              {"load.duration_s": 4, "load.pause_s": 0.5, "load.warmup_s": 1, "load.steps": [{"vus": 4}],
+               "vars.delay_ms": "30", "vars.sut_version": "1.0.1"}],
+        check=check_before_after),
 }
 
 
