@@ -3,11 +3,17 @@
 // Environment (k6 -e KEY=VALUE or the process environment):
 //   TARGETS       comma-separated base URLs, e.g. http://127.0.0.1:18081,http://127.0.0.1:18082
 //   TARGET_NAMES  instance names in the same order (tag `server`); default app1, app2, ...
-//   VUS           virtual users (default 1)
+//   VUS           virtual users in all (default THREADS x NODES, else 1)
+//   THREADS, NODES a step of `nodes` generators with `threads` each (campaign keys nodes, threads): k6 runs
+//                 on `nodes` generators and splits THREADS x NODES VUs between them (execution segments)
 //   DURATION      k6 duration, e.g. 10s (default 10s)
 //   MESSAGE_SIZE  request body size in bytes (default 1024)
 //   ENDPOINT      the path called (default /echo, POSTed); any other path is a GET (/health: a light
 //                 background load whose calls a requirement scoped to `label: /echo` leaves out)
+//   OPERATIONS    `named`: every iteration calls three named operations in turn instead (k6 tag `name`,
+//                 each its own label for requirements and `compare`): read-small (POST /echo, 64 bytes),
+//                 write-large (POST /echo, 16 KiB, held DELAY_MS by the service) and health (GET /health)
+//   DELAY_MS      how long the service holds a write-large call (EchoService ?delay_ms=; default 0)
 // No thresholds: requirements are judged from the logs after the run, not by k6.
 import http from 'k6/http';
 
@@ -30,9 +36,17 @@ if (!(size >= 0)) {
 }
 const body = 'x'.repeat(size);
 const endpoint = __ENV.ENDPOINT || '/echo';
+const named = __ENV.OPERATIONS === 'named';
+const delay = parseInt(__ENV.DELAY_MS || '0', 10);
+if (!(delay >= 0)) {
+  throw new Error(`DELAY_MS must be a number of milliseconds, got ${__ENV.DELAY_MS}`);
+}
+const octets = { 'Content-Type': 'application/octet-stream' };
+const small = 'x'.repeat(64);
+const large = 'x'.repeat(16 * 1024);
 
 export const options = {
-  vus: parseInt(__ENV.VUS || '1', 10),
+  vus: parseInt(__ENV.VUS || String(parseInt(__ENV.THREADS || '1', 10) * parseInt(__ENV.NODES || '1', 10)), 10),
   duration: __ENV.DURATION || '10s',
   discardResponseBodies: true,
 };
@@ -40,7 +54,13 @@ export const options = {
 export default function () {
   // Round-robin: each VU starts on a different target and moves to the next one every iteration.
   const i = (__VU - 1 + __ITER) % targets.length;
-  if (endpoint === '/echo') {
+  if (named) {
+    const server = names[i];
+    const query = delay > 0 ? `?delay_ms=${delay}` : '';
+    http.post(`${targets[i]}/echo`, small, { headers: octets, tags: { server, name: 'read-small' } });
+    http.post(`${targets[i]}/echo${query}`, large, { headers: octets, tags: { server, name: 'write-large' } });
+    http.get(`${targets[i]}/health`, { tags: { server, name: 'health' } });
+  } else if (endpoint === '/echo') {
     http.post(`${targets[i]}/echo`, body, {
       headers: { 'Content-Type': 'application/octet-stream' },
       tags: { server: names[i] },

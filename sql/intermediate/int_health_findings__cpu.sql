@@ -1,14 +1,15 @@
 -- Health findings, cpu rules (`cpu_idle`, and `loadgen_cpu` for a load generator): the share of vmstat
--- samples with little idle CPU in each iteration. A load generator out of CPU fails the iteration.
+-- samples with little idle CPU in each iteration, after its warm-up. A load generator out of CPU fails the
+-- iteration.
 -- materialized: table
 -- grain: host, subject, rule, iteration
--- upstream: int_health_thresholds, host_samples, int_iteration_throughput
+-- upstream: int_health_thresholds, int_host_samples, int_iteration_throughput
 with thresholds as (
     select * from int_health_thresholds
 ),
 
 samples as (
-    select * from host_samples where run_id = $run_id and not is_since_boot
+    select * from int_host_samples where not is_since_boot and not is_warmup
 ),
 
 throughput as (

@@ -1,10 +1,10 @@
 -- Health findings, memory rules: swapping (`swap`), the old generation after GCs over the whole run
 -- (`old_gen_trend`), an old generation nearly full or on course to fill within the run's length in an
 -- iteration (`old_gen_fill`), and containers whose memory rises and whether the JVM's heap explains it
--- (`container_memory_trend`).
+-- (`container_memory_trend`). A whole-run trend reads every sample; an iteration's rule leaves its warm-up out.
 -- materialized: table
 -- grain: host, subject, rule, iteration -- iteration NULL for a whole-run trend
--- upstream: int_health_thresholds, host_metric_sources, host_samples, host_iteration_stats, iterations,
+-- upstream: int_health_thresholds, host_metric_sources, int_host_samples, host_iteration_stats, iterations,
 --           jvm_iteration_stats, container_stats
 with thresholds as (
     select * from int_health_thresholds
@@ -15,7 +15,7 @@ metric_sources as (
 ),
 
 samples as (
-    select * from host_samples where run_id = $run_id and not is_since_boot
+    select * from int_host_samples where not is_since_boot
 ),
 
 host_stats as (
@@ -150,7 +150,7 @@ old_fill as (
         arg_max(old_capacity_kb, line_no) as capacity_kb,
         epoch(max(sampled_at)) - epoch(min(sampled_at)) as span_s
     from samples
-    where kind = 'jstat' and iteration is not null and sampled_at is not null and old_used_kb is not null
+    where kind = 'jstat' and iteration is not null and not is_warmup and sampled_at is not null and old_used_kb is not null
     group by host, source_path, iteration
 ),
 

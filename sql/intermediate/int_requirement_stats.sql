@@ -4,20 +4,17 @@
 -- (k6_metric_points, value = the point's value), narrowed the same way (label = the point's `name` tag).
 -- A background load's own results are side `background`, never part of a requirement's side.
 -- Statistics are those of int_request_stats (exact linear quantiles); `samples_per_s` = samples / duration_s.
+-- `dropped`: the calls offered and never made, which carry no label and reached no server: a whole side's
+-- are iteration_summary.dropped (k6 dropped_iterations, a JMeter plan's shortfall; a server side shows its
+-- clients'), a client requirement of a host or role counts the dropped_iterations of those load generators.
+-- `error_rate_with_dropped` = (errors + dropped) / (samples + dropped).
 -- materialized: table
 -- grain: requirement_id, iteration
--- Rows in an iteration's warm-up are left out (in_warmup), and duration_s is the time after it.
--- upstream: requirements, iterations, requests, k6_metric_points, sources, in_warmup
+-- Rows in an iteration's warm-up are left out (requests.is_warmup, int_k6_points.is_warmup), and duration_s is
+-- the time after it.
+-- upstream: requirements, iterations, requests, int_k6_points, iteration_summary
 with requirements as (
     select * from requirements where run_id = $run_id
-),
-
-run_sources as (
-    select source_key, side, host, role from sources where run_id = $run_id
-),
-
-windows as (
-    select iteration, started_at, warmup_s from iterations where run_id = $run_id
 ),
 
 samples as (
@@ -25,13 +22,29 @@ samples as (
     from requests
     where run_id = $run_id and iteration is not null and not is_warmup
     union all
-    select
-        'client' as side, run_sources.host, run_sources.role, points.metric as k6_metric, points.label,
-        points.iteration, points.value, null as is_error
-    from k6_metric_points as points
-    join run_sources using (source_key)
-    join windows using (iteration)
-    where run_sources.side is distinct from 'background' and not in_warmup(points.emitted_at, windows.started_at, windows.warmup_s)
+    select 'client' as side, host, role, metric as k6_metric, label, iteration, value, null as is_error
+    from int_k6_points
+    where side is distinct from 'background' and iteration is not null and not is_warmup
+),
+
+dropped as (
+    select requirements.requirement_id, summary.iteration, summary.dropped
+    from requirements
+    join iteration_summary as summary on summary.run_id = $run_id and summary.side = requirements.side
+    where requirements.k6_metric is null and requirements.host is null and requirements.role is null
+    union all
+    select requirements.requirement_id, points.iteration, sum(points.value)
+    from requirements
+    join int_k6_points as points
+        on points.metric = 'dropped_iterations'
+        and points.side = 'client'
+        and (requirements.host is null or points.host = requirements.host)
+        and (requirements.role is null or points.role = requirements.role)
+    where
+        requirements.k6_metric is null and requirements.side = 'client'
+        and (requirements.host is not null or requirements.role is not null)
+        and points.iteration is not null and not points.is_warmup
+    group by all
 ),
 
 scoped as (
@@ -78,9 +91,13 @@ final as (
         grouped.max_value,
         grouped.total,
         grouped.total / iterations.duration_s as total_per_s,
-        grouped.nonzero_share
+        grouped.nonzero_share,
+        coalesce(dropped.dropped, 0) as dropped,
+        (grouped.errors + coalesce(dropped.dropped, 0)) / (grouped.samples + coalesce(dropped.dropped, 0))
+            as error_rate_with_dropped
     from grouped
     join iterations on iterations.run_id = $run_id and iterations.iteration = grouped.iteration
+    left join dropped on dropped.requirement_id = grouped.requirement_id and dropped.iteration = grouped.iteration
 )
 
 select * from final

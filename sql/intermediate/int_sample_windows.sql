@@ -2,20 +2,16 @@
 -- deltas (jstat GC counts and times, docker network and block bytes): the last sample before the iteration's
 -- end, minus the last sample before its start (or, when the series starts inside the iteration, its first
 -- sample there: events before it are not seen). A series with no sample inside the iteration has no row.
+-- An iteration's warm-up counts as before its start: its samples (int_host_samples.is_warmup) open the window.
 -- Lines of one file are in time order, so "last" = highest line number. Times are placed as the samples'
--- iterations are: by written time - skew for the sources clock_corrections names, else as written.
+-- iterations are (int_host_samples.placed_us).
 -- materialized: table
 -- grain: source_key, series, iteration -- series is the container ('' for vmstat and jstat)
--- upstream: host_sample_facts, iterations, clock_corrections
+-- upstream: int_host_samples, iterations
 with samples as (
-    select
-        facts.source_key,
-        coalesce(facts.container, '') as series,
-        facts.line_no,
-        epoch_us(facts.sampled_at) - coalesce(corrections.skew_us, 0) as placed_us
-    from host_sample_facts as facts
-    left join clock_corrections($run_id) as corrections on corrections.source_key = facts.source_key
-    where facts.run_id = $run_id and facts.sampled_at is not null and not facts.is_since_boot
+    select source_key, coalesce(container, '') as series, line_no, placed_us, iteration, is_warmup
+    from int_host_samples
+    where sampled_at is not null and not is_since_boot
 ),
 
 iterations as (
@@ -24,17 +20,29 @@ iterations as (
     where run_id = $run_id
 ),
 
-bounds as (
+-- before_measured: placed before the iteration's start, or in its warm-up
+placed as (
     select
         samples.source_key,
         samples.series,
+        samples.line_no,
         iterations.iteration,
-        max(samples.line_no) filter (where samples.placed_us < iterations.start_us) as before_start_line_no,
-        min(samples.line_no) filter (where samples.placed_us >= iterations.start_us) as first_inside_line_no,
-        max(samples.line_no) as end_line_no
+        samples.placed_us < iterations.start_us
+            or coalesce(samples.iteration = iterations.iteration and samples.is_warmup, false) as before_measured
     from samples
     join iterations on samples.placed_us < iterations.end_us
-    group by samples.source_key, samples.series, iterations.iteration
+),
+
+bounds as (
+    select
+        source_key,
+        series,
+        iteration,
+        max(line_no) filter (where before_measured) as before_start_line_no,
+        min(line_no) filter (where not before_measured) as first_inside_line_no,
+        max(line_no) as end_line_no
+    from placed
+    group by source_key, series, iteration
 ),
 
 final as (

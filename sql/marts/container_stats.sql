@@ -8,15 +8,16 @@
 -- pinned file without times. `restarts` counts the samples where a counter went down.
 -- mem_trend_bytes_per_h is the least-squares slope of memory use over time, fitted within each life of the
 -- container (between restarts) with one common slope (NULL without times): a restart's drop is not a trend.
+-- An iteration's figures leave out its warm-up (int_host_samples.is_warmup); the whole run keeps every sample.
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, host, container, iteration -- iteration NULL for the whole run
--- upstream: host_sample_facts, host_metric_sources, int_sample_windows, counter_increase
+-- upstream: int_host_samples, int_sample_windows, counter_increase
+-- measured_iteration: the iteration whose figures the sample counts in (none in its warm-up)
 with docker as (
-    select facts.*, sources.host, sources.role
-    from host_sample_facts as facts
-    join host_metric_sources as sources using (source_key)
-    where sources.run_id = $run_id and sources.kind = 'docker_stats'
+    select *, case when not is_warmup then iteration end as measured_iteration
+    from int_host_samples
+    where kind = 'docker_stats'
 ),
 
 increases as (
@@ -59,10 +60,10 @@ counted as (
         and increases.line_no > windows.start_line_no
         and increases.line_no <= windows.end_line_no
     union all
-    select host, container, iteration, false, net_in_increase, net_out_increase, block_in_increase,
+    select host, container, measured_iteration, false, net_in_increase, net_out_increase, block_in_increase,
         block_out_increase, is_restart
     from increases
-    where sampled_at is null and iteration is not null
+    where sampled_at is null and measured_iteration is not null
 ),
 
 counters as (
@@ -85,13 +86,13 @@ memory_lives as (
     select
         host,
         container,
-        iteration,
-        grouping(iteration) = 1 as whole_run,
+        measured_iteration as iteration,
+        grouping(measured_iteration) = 1 as whole_run,
         regr_sxy(mem_used_bytes, epoch(sampled_at)) as sxy,
         regr_sxx(mem_used_bytes, epoch(sampled_at)) as sxx
     from lives
     where sampled_at is not null
-    group by grouping sets ((host, container, source_key, life), (host, container, iteration, source_key, life))
+    group by grouping sets ((host, container, source_key, life), (host, container, measured_iteration, source_key, life))
 ),
 
 memory_trends as (
@@ -105,7 +106,7 @@ gauges as (
     select
         host,
         container,
-        iteration,
+        measured_iteration as iteration,
         any_value(role) as role,
         count(*) as samples,
         count(sampled_at) as timed_samples,
@@ -118,8 +119,8 @@ gauges as (
         min(sampled_at) as first_sampled_at,
         max(sampled_at) as last_sampled_at
     from docker
-    group by grouping sets ((host, container), (host, container, iteration))
-    having grouping(iteration) = 1 or iteration is not null
+    group by grouping sets ((host, container), (host, container, measured_iteration))
+    having grouping(measured_iteration) = 1 or measured_iteration is not null
 ),
 
 final as (

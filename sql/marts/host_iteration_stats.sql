@@ -1,14 +1,15 @@
 -- Public mart: CPU, run queue and block I/O of every host with vmstat samples, per iteration. Statistics
--- leave out vmstat's first row (the average since boot). Every such host gets a row for every iteration:
+-- leave out vmstat's first row (the average since boot) and the samples in an iteration's warm-up
+-- (int_host_samples.is_warmup). Every such host gets a row for every iteration:
 -- samples = 0 and NULL statistics where it has none there.
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, iteration, host
--- upstream: host_samples, host_metric_sources, iterations
+-- upstream: int_host_samples, host_metric_sources, iterations
 with samples as (
     select *
-    from host_samples
-    where run_id = $run_id and kind = 'vmstat' and not is_since_boot and iteration is not null
+    from int_host_samples
+    where kind = 'vmstat' and not is_since_boot and iteration is not null and not is_warmup
 ),
 
 hosts as (

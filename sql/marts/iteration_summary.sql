@@ -3,12 +3,15 @@
 -- offered_per_s: the step's planned arrival rate `rate_per_s`, else (calls sent + dropped) / duration_s
 -- when the tool dropped calls, else NULL for a closed model); `achieved_per_s` the calls that were made
 -- (= calls_per_s); `dropped` the calls an open-model tool could not start (k6 dropped_iterations points of
--- the side's sources; the server side shows its clients' figure, since those calls never reached it);
--- `error_rate_with_dropped` counts them as failed: (errors + dropped) / (calls + dropped).
+-- the side's sources; a JMeter client side fed by jtl files: planned_shortfall, its throughput timer's
+-- rate_per_s x duration_s - the calls sent; the server side shows its clients' figure, since those calls
+-- never reached it);
+-- `error_rate_with_dropped` counts them as failed: (errors + dropped) / (calls + dropped). Points in an
+-- iteration's warm-up are left out, as its calls are.
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, iteration, side
--- upstream: int_request_stats, iterations, k6_metric_points, sources
+-- upstream: int_request_stats, iterations, int_k6_points, sources
 with stats as (
     select * from int_request_stats where run_id = $run_id and grain = 'side'
 ),
@@ -18,16 +21,30 @@ iterations as (
 ),
 
 dropped_points as (
-    select points.iteration, sources.side, sum(points.value) as dropped
-    from k6_metric_points as points
-    join sources using (source_key)
-    where sources.run_id = $run_id and points.metric = 'dropped_iterations' and points.iteration is not null
+    select iteration, side, sum(value) as dropped
+    from int_k6_points
+    where metric = 'dropped_iterations' and iteration is not null and not is_warmup
     group by all
 ),
 
+paced as (
+    select count(*) > 0 as is_paced
+    from sources
+    where run_id = $run_id and side = 'client' and kind = 'jtl'
+),
+
 client as (
-    select stats.iteration, stats.calls, coalesce(dropped_points.dropped, 0) as dropped
+    select
+        stats.iteration,
+        stats.calls,
+        coalesce(
+            dropped_points.dropped,
+            case when paced.is_paced then planned_shortfall(iterations.load::varchar, stats.calls, iterations.duration_s) end,
+            0
+        ) as dropped
     from stats
+    join iterations using (iteration)
+    cross join paced
     left join dropped_points on dropped_points.iteration = stats.iteration and dropped_points.side = 'client'
     where stats.side = 'client'
 ),
@@ -36,7 +53,7 @@ with_dropped as (
     select
         stats.*,
         coalesce(
-            case when stats.side = 'server' then client.dropped else dropped_points.dropped end, 0
+            case when stats.side in ('server', 'client') then client.dropped else dropped_points.dropped end, 0
         )::bigint as dropped,
         case when stats.side = 'background' then stats.calls else coalesce(client.calls, stats.calls) end
             as sent_calls

@@ -2,11 +2,13 @@
 -- GC counts and times are events during the iteration: the counter at the last sample before the iteration's
 -- end minus the counter at the last sample before its start (int_sample_windows). gc_overhead_pct is GC time
 -- over the wall-clock time between those two samples. Heap figures come from the samples inside the iteration.
+-- Its warm-up is left out of both: the counters start at the last sample before the warm-up's end, and heap
+-- figures read the samples after it (int_host_samples.is_warmup).
 -- Every JVM gets a row for every iteration: samples = 0 and NULL figures where it has none there.
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, iteration, host, source_path -- one JVM per jstat file
--- upstream: host_sample_facts, host_metric_sources, iterations, int_sample_windows
+-- upstream: int_host_samples, host_metric_sources, iterations, int_sample_windows
 with jvms as (
     select source_key, host, role, path as source_path
     from host_metric_sources
@@ -22,7 +24,7 @@ samples as (
         facts.gc_count_since_previous > 0
             and facts.old_used_kb <= lag(facts.old_used_kb) over (partition by facts.source_key order by facts.line_no)
             as old_collected
-    from host_sample_facts as facts
+    from int_host_samples as facts
     join jvms using (source_key)
 ),
 
@@ -43,7 +45,7 @@ heap as (
         arg_max(old_capacity_kb, line_no) as old_capacity_kb,
         max(metaspace_used_kb) as metaspace_used_max_kb
     from samples
-    where iteration is not null
+    where iteration is not null and not is_warmup
     group by source_key, iteration
 ),
 

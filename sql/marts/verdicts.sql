@@ -76,6 +76,7 @@ measured as (
             when 'p99_ms' then summary.p99_value
             when 'max_ms' then summary.max_value
             when 'error_rate' then summary.error_rate
+            when 'error_rate_with_dropped' then summary.error_rate_with_dropped
             when 'calls_per_s' then summary.samples_per_s
             when 'avg' then summary.avg_value
             when 'min' then summary.min_value

@@ -41,6 +41,17 @@ def offered_per_s(load: dict[str, Any], calls: float | None, dropped: float | No
     return None
 
 
+def planned_shortfall(load: dict[str, Any], sent: float | None, seconds: float | None) -> float | None:
+    """The calls a paced plan (a JMeter throughput timer) meant to send and did not: the step's planned
+    `rate_per_s` x `seconds` (rounded) - the calls sent, at least 0; None without a planned rate. A paced plan
+    never drops a call (a thread that falls behind sends late), so this is its dropped count; a tool that
+    counts its own (k6 dropped_iterations) reports those instead."""
+    planned = _number(load, OFFERED_KEY)
+    if planned is None or not seconds:
+        return None
+    return float(max(0, round(planned * seconds) - (sent or 0)))
+
+
 def achieved_share(load: dict[str, Any], calls: float | None, dropped: float | None) -> float | None:
     """The share of the offered calls that were made, calls / (calls + dropped), for a step that was offered a
     load (a planned `rate_per_s`, or dropped calls); None for a closed model. Counted in calls, not per second,

@@ -34,7 +34,8 @@ from tasks.bundle.thresholds import THRESHOLDS
 MANIFEST_NAME = "run.yaml"
 MAX_LABELS, MAX_LABEL_CHARS = 64, 256  # labels are shown in every listing: a handful of short words
 
-Metric = Literal["avg_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms", "error_rate", "calls_per_s"]
+Metric = Literal["avg_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms", "error_rate", "error_rate_with_dropped",
+                 "calls_per_s"]
 # Statistics of a k6 metric, named as k6's summary names them: `rate` is the share of non-zero values of a
 # Rate metric and the per-second sum of a Counter; `count` is a Counter's sum, else the number of points.
 K6Stat = Literal["avg", "min", "max", "p50", "p90", "p95", "p99", "count", "rate"]
@@ -121,6 +122,10 @@ class Requirement(StrictModel):
             raise ValueError("a k6 metric is measured by the load tool: side client")
         if self.at is not None and self.at_load is not None:
             raise ValueError("give at (an iteration) or at_load (a load), not both")
+        if self.metric == "error_rate_with_dropped" and (self.label or self.label_regex or (
+                self.side == "server" and (self.host or self.role))):
+            raise ValueError("dropped calls carry no label and reached no server: error_rate_with_dropped is "
+                             "judged on a whole side, or on the client side of a host or role")
         return self
 
     @property

@@ -46,7 +46,7 @@ def broken_requirement(result: StepResult, requirements: list[Requirement]) -> s
             continue
         if req.min_calls_per_s is not None and result.calls_per_s < req.min_calls_per_s:
             continue
-        measured = result.calls_per_s if req.metric == "calls_per_s" else result.metrics.get(req.metric)
+        measured = result.figure(req.metric)
         if measured is not None and not OPS[req.op](measured, req.threshold):
             return f"requirement {req.id} broke at step {result.index}: {req.metric} {measured:.4g}, limit {req.op} {req.threshold:g}"
     return None
@@ -56,7 +56,7 @@ def saturation(load: Load, results: list[StepResult], capacity: CapacityOptions)
     """Why the last step is saturated (it does not scale), or None."""
     last = results[-1]
     before = results[-2] if len(results) >= 2 else None
-    key = capacity.load_key or load.ramp.key
+    key = capacity.load_key or (load.ramp.key if load.ramp else None)
     level_before = load_level(before.load, key) if before else None
     level_now = load_level(last.load, key)
     share = last.achieved_share
@@ -69,18 +69,23 @@ def saturation(load: Load, results: list[StepResult], capacity: CapacityOptions)
                 f"{last.offered_per_s:.1f} calls/s, {last.dropped} dropped): saturated at step {last.index}")
     throughput_gain = 100 * (last.calls_per_s / before.calls_per_s - 1)
     load_gain = 100 * (level_now / level_before - 1)
-    return f"throughput grew {throughput_gain:.0f} % for {load_gain:.0f} % more {key}: saturated at step {last.index}"
+    return (f"throughput grew {throughput_gain:.0f} % for {load_gain:.0f} % more {key or 'load'}: "
+            f"saturated at step {last.index}")
 
 
 def stop_reason(load: Load, results: list[StepResult], requirements: list[Requirement],
                 capacity: CapacityOptions | None = None) -> str | None:
-    """Why the campaign stops after the last result, or None to go on."""
-    if load.ramp is None:
+    """Why the campaign stops after the last result, or None to go on: fixed steps run to the end, unless
+    `until_saturated` makes them stop as a ramp does."""
+    if load.ramp is None and not load.until_saturated:
         return "all steps run" if len(results) == len(load.steps) else None
-    if load.ramp.stop.on_requirement_broken and (broken := broken_requirement(results[-1], requirements)):
+    stop_on_broken = load.ramp.stop.on_requirement_broken if load.ramp else True
+    if stop_on_broken and (broken := broken_requirement(results[-1], requirements)):
         return broken
     if saturated := saturation(load, results, capacity or CapacityOptions()):
         return saturated
+    if load.ramp is None:
+        return "all steps run" if len(results) == len(load.steps) else None
     if len(results) >= load.ramp.max_steps:
         return f"reached max_steps ({load.ramp.max_steps})"
     return None

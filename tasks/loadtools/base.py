@@ -43,6 +43,16 @@ class StepResult:
     def calls_per_s(self) -> float:
         return self.calls / self.seconds if self.seconds > 0 else 0.0
 
+    def figure(self, metric: str) -> float | None:
+        """A requirement metric from the summary: calls/s and the failure ratio counting dropped calls derive
+        from the counts (as iteration_summary's do), the others are the tool's own."""
+        if metric == "calls_per_s":
+            return self.calls_per_s
+        if metric == "error_rate_with_dropped":
+            sent_or_dropped = self.calls + self.dropped
+            return (self.errors + self.dropped) / sent_or_dropped if sent_or_dropped else None
+        return self.metrics.get(metric)
+
     @property
     def offered_per_s(self) -> float | None:
         return offered_per_s(self.load, self.calls, self.dropped, self.seconds)
@@ -86,6 +96,13 @@ class LoadTool(ABC):
     @abstractmethod
     def commands(self, index: int, step: dict[str, Any]) -> dict[str, list[str]]:
         """The command line per generator for one iteration (each writes into its iteration folder)."""
+
+    def generators_for(self, step: dict[str, Any]) -> list[str]:
+        """The generators a step runs on: the first `nodes` of them (a step key), or all."""
+        nodes = int(step.get("nodes", len(self.spec.generators)))
+        if not 1 <= nodes <= len(self.spec.generators):
+            raise LoadToolError(f"step {step} asks for {nodes} nodes; the campaign has {len(self.spec.generators)} generators")
+        return self.spec.generators[:nodes]
 
     def iteration_dir(self, index: int) -> str:
         return f"{self.run_dir}/iter{index}"

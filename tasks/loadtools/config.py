@@ -44,8 +44,11 @@ class Load(StrictModel):
     duration_s: float = Field(gt=0)
     pause_s: float = Field(0, ge=0)
     warmup_s: float = Field(0, ge=0)  # the first seconds of every iteration, left out of its statistics
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str | int | float] = Field(default_factory=dict)  # a whole `{{var}}` value arrives as a number
     steps: list[dict[str, Any]] | None = None
+    # steps that stop as a ramp does: at the first saturated step or broken requirement (a step ramp of
+    # several keys, e.g. nodes x threads, that one ramp key cannot describe)
+    until_saturated: bool = False
     ramp: Ramp | None = None
 
     @model_validator(mode="after")
@@ -54,4 +57,6 @@ class Load(StrictModel):
             raise ValueError("give exactly one of steps (a list) or ramp")
         if self.steps is not None and not self.steps:
             raise ValueError("steps is empty")
+        if self.until_saturated and self.steps is None:
+            raise ValueError("until_saturated is for steps: a ramp always stops when saturated")
         return self

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from tasks.bundle.jmeter_summariser import parse_lines
-from tasks.loadtools.base import LoadTool, LoadToolError, StepResult, step_variables
+from tasks.bundle.load import planned_shortfall
+from tasks.loadtools.base import LoadTool, StepResult, step_variables
 
 
 class JMeterTool(LoadTool):
@@ -21,13 +22,6 @@ class JMeterTool(LoadTool):
         ("jmeter.log", "jmeter-iter{index}.log", "jmeter_log"),
         ("{name}.log", "jmeter-iter{index}-console.log", None),
     )
-
-    def generators_for(self, step: dict[str, Any]) -> list[str]:
-        """The generators a step runs on: `nodes` of them, or all."""
-        nodes = int(step.get("nodes", len(self.spec.generators)))
-        if not 1 <= nodes <= len(self.spec.generators):
-            raise LoadToolError(f"step {step} asks for {nodes} nodes; the campaign has {len(self.spec.generators)} generators")
-        return self.spec.generators[:nodes]
 
     def commands(self, index: int, step: dict[str, Any]) -> dict[str, list[str]]:
         folder = self.iteration_dir(index)
@@ -44,6 +38,7 @@ class JMeterTool(LoadTool):
                   sources: list[dict[str, Any]]) -> StepResult:
         calls = errors = 0
         weighted = 0.0
+        window_s = 0.0
         for source in (s for s in sources if s["kind"] == "jmeter_log"):
             rows, _ = parse_lines(bundle / source["path"])
             totals = [row for row in rows if row["kind"] == "="]
@@ -51,7 +46,10 @@ class JMeterTool(LoadTool):
                 calls += totals[-1]["samples"]
                 errors += totals[-1]["errors"]
                 weighted += totals[-1]["avg_ms"] * totals[-1]["samples"]
+                window_s = max(window_s, totals[-1]["window_s"])
         metrics = {"error_rate": errors / calls if calls else 0.0}
         if calls:
             metrics["avg_ms"] = weighted / calls
-        return StepResult(index, step, seconds, calls, errors, metrics)
+        # a throughput timer's plan against what was sent, over the time the summariser measured
+        dropped = planned_shortfall(step, calls, window_s or seconds) or 0
+        return StepResult(index, step, seconds, calls, errors, metrics, int(dropped))

@@ -1,4 +1,5 @@
-"""k6 on the generators: one `k6 run` per generator and iteration, split with execution segments."""
+"""k6 on the generators: one `k6 run` per generator of a step (`nodes` of them, or all) and iteration, the
+load split between them with execution segments."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ class K6Tool(LoadTool):
         variables = {key.upper(): value for key, value in step_variables(step, self.spec).items()}
         variables.setdefault("DURATION", f"{self.spec.duration_s:g}s")
         env_flags = [flag for key, value in sorted(variables.items()) for flag in ("-e", f"{key}={value}")]
-        segments = execution_segments(len(self.spec.generators))
+        generators = self.generators_for(step)
+        segments = execution_segments(len(generators))
         return {
             generator: [
                 # no REST API: a second k6 on the host (a background load) would find its port taken
@@ -46,7 +48,7 @@ class K6Tool(LoadTool):
                 "--out", f"json={folder}/k6.json.gz", "--summary-export", f"{folder}/k6-summary.json",
                 *segments[number], *env_flags, self.script_remote,
             ]
-            for number, generator in enumerate(self.spec.generators)
+            for number, generator in enumerate(generators)
         }
 
     def summarize(self, index: int, step: dict[str, Any], seconds: float, bundle: Path,

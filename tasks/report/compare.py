@@ -36,8 +36,8 @@ DRAWS = 2000
 SEED = 20261202
 PERCENTILES = {"p50_ms": 0.50, "p90_ms": 0.90, "p95_ms": 0.95, "p99_ms": 0.99}
 MIN_SAMPLES_BEYOND = 10  # samples beyond a percentile (or in all, for a mean) before a test is made
-UNITS = {"calls_per_s": "calls/s", "error_rate": "%"}
-SCALE = {"error_rate": 100.0}  # requirement rows are published in their unit: an error rate in %
+UNITS = {"calls_per_s": "calls/s", "error_rate": "%", "error_rate_with_dropped": "%"}
+SCALE = {"error_rate": 100.0, "error_rate_with_dropped": 100.0}  # requirement rows are published in their unit: an error rate in %
 
 
 @dataclass
@@ -214,11 +214,11 @@ def requirement_changes(
     """B's requirements at every iteration against A, in the form users publish, judged with `changes`."""
     cursor = con.execute(model_sql("reports/compare_requirements"), {"run_a": run_a, "run_b": run_b})
     columns = [d[0] for d in cursor.description]
-    tested = {(c.iteration, c.side, c.metric): c for c in changes if c.label == "(all)"}  # whole-side tests
+    tested = {(c.iteration, c.side, c.metric, c.label): c for c in changes}  # whole side: label '(all)'
     result = []
     for values in cursor.fetchall():
         row = dict(zip(columns, values))
-        change = tested.get((row["iteration"], row["side"], row["metric"])) if row["scope"] is None else None
+        change = tested.get((row["iteration"], row["side"], row["metric"], row["tested_label"]))
         if not row["is_judged"]:
             verdict = "not judged"
         elif not row["passed"]:

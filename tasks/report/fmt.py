@@ -55,7 +55,7 @@ def number(value: Any, unit: str = "") -> str:
 
 def metric_unit(metric: str) -> str:
     """The unit `number` uses for a metric or column name."""
-    if metric == "error_rate" or metric.endswith("error_rate"):
+    if metric.endswith(("error_rate", "error_rate_with_dropped")):
         return "rate"
     if metric.endswith("_ms"):
         return "ms"

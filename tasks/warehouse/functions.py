@@ -17,6 +17,7 @@ from tasks.bundle.load import (
     load_level,
     load_matches,
     offered_per_s,
+    planned_shortfall,
     step_scales,
 )
 
@@ -65,6 +66,11 @@ def offered_of(load_json: str | None, calls: float | None, dropped: float | None
     return offered_per_s(_load(load_json), calls, dropped, seconds)
 
 
+def shortfall_of(load_json: str | None, sent: float | None, seconds: float | None) -> float | None:
+    """`planned_shortfall` of a load stored as JSON."""
+    return planned_shortfall(_load(load_json), sent, seconds)
+
+
 def share_of(load_json: str | None, calls: float | None, dropped: float | None) -> float | None:
     """`achieved_share` of a load stored as JSON."""
     return achieved_share(_load(load_json), calls, dropped)
@@ -75,6 +81,7 @@ FUNCTIONS = {
     "load_series": (series_of, ["VARCHAR", "VARCHAR"], "VARCHAR"),
     "load_matches": (matches, ["VARCHAR", "VARCHAR"], "BOOLEAN"),
     "offered_per_s": (offered_of, ["VARCHAR", "DOUBLE", "DOUBLE", "DOUBLE"], "DOUBLE"),
+    "planned_shortfall": (shortfall_of, ["VARCHAR", "DOUBLE", "DOUBLE"], "DOUBLE"),
     "achieved_share": (share_of, ["VARCHAR", "DOUBLE", "DOUBLE"], "DOUBLE"),
     "step_scales": (step_scales, ["DOUBLE"] * 7, "BOOLEAN"),
 }

@@ -104,6 +104,11 @@ def open_run(prefect_server, tmp_path_factory) -> tuple[Path, str, dict]:
     demo["load"]["script"] = "infra/k6/echo-open.js"
     demo["load"]["ramp"] = {"start": {"rate_per_s": 20, "max_vus": 30, "delay_ms": 100}, "key": "rate_per_s",
                             "factor": 3, "max_steps": 4}
+    demo["requirements"] += [  # scoped off the stop rule (a host), so the ramp stops on saturation alone
+        {"id": "delivered-client", "metric": "error_rate_with_dropped", "op": "<", "threshold": 0.05, "side": "client",
+         "host": "loadgen"},
+        {"id": "delivered-server", "metric": "error_rate_with_dropped", "op": "<", "threshold": 0.05, "side": "server"},
+    ]
     campaign = tmp_path / "open.yaml"
     campaign.write_text(yaml.safe_dump(demo))
     run_id, _ = _run(tmp_path, {"load.duration_s": 4}, campaign=campaign)
@@ -139,6 +144,38 @@ def test_an_open_model_step_the_service_cannot_sustain_drops_calls_and_is_the_kn
     assert "saturated at step 3" in manifest["status_reason"], manifest["status_reason"]
     knees = dict(_query(tmp_path, f"select side, knee_iteration from capacity where run_id = '{run_id}'"))
     assert knees == {"client": 2, "server": 2}
+
+
+def test_a_requirement_on_the_failure_ratio_with_dropped_calls_breaks_where_calls_were_dropped(open_run):
+    """Client: k6's own http_req_failed points plus dropped_iterations; server: the access logs' statuses plus
+    the same dropped calls, which never reached it."""
+    tmp_path, run_id, manifest = open_run
+    dropped = _dropped_points(tmp_path, run_id, manifest)
+    client: dict[int, list[float]] = {}
+    for source in (s for s in manifest["sources"] if s["kind"] == "k6_json"):
+        with gzip.open(tmp_path / "store" / run_id / source["path"], "rt") as lines:
+            for point in map(json.loads, lines):
+                if point.get("type") == "Point" and point.get("metric") == "http_req_failed":
+                    client.setdefault(source["iteration"], []).append(point["data"]["value"])
+    server: dict[int, list[bool]] = {}
+    for source in (s for s in manifest["sources"] if s["kind"] == "access_log"):
+        for line in (tmp_path / "store" / run_id / source["path"]).read_text().splitlines():
+            match = ACCESS_LINE.search(line)
+            at = datetime.strptime(match["time"], "%d/%b/%Y:%H:%M:%S %z")
+            for index, start, end in _windows(manifest):
+                if start <= at < end:
+                    server.setdefault(index, []).append(int(match["status"]) >= 400)
+    verdicts = {(r, i): (m, p) for r, i, m, p in _query(
+        tmp_path, f"select requirement_id, iteration, measured, passed from verdicts where run_id = '{run_id}' "
+        "and requirement_id like 'delivered-%'")}
+    for index in (1, 2, 3):
+        lost = dropped.get(index, 0)
+        expected = {"delivered-client": (sum(client[index]) + lost) / (len(client[index]) + lost),
+                    "delivered-server": (sum(server[index]) + lost) / (len(server[index]) + lost)}
+        for requirement, value in expected.items():
+            assert verdicts[(requirement, index)] == (pytest.approx(value), value < 0.05), (requirement, index)
+    assert verdicts[("delivered-client", 3)][1] is False and verdicts[("delivered-client", 1)][1] is True
+    assert verdicts[("delivered-client", None)][1] is False
 
 
 def test_a_background_load_never_forms_a_knee(specs_run):

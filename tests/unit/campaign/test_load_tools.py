@@ -37,6 +37,19 @@ def test_k6_command_per_generator():
     assert g1[-1] == "/w/run/echo.js"
 
 
+def test_k6_runs_a_step_on_its_nodes_generators_and_splits_the_load_between_them():
+    spec = Load(tool="k6", script="infra/k6/echo.js", generators=["g1", "g2", "g3"], duration_s=20,
+                steps=[{"nodes": 2, "threads": 4}])
+    tool = K6Tool(spec, {}, "/w/run", Path("/repo"))
+    commands = tool.commands(1, {"nodes": 2, "threads": 4})
+    assert sorted(commands) == ["g1", "g2"]
+    assert commands["g2"][commands["g2"].index("--execution-segment") + 1] == "1/2:1"
+    assert "NODES=2" in commands["g1"] and "THREADS=4" in commands["g1"]
+    assert sorted(tool.commands(1, {"vus": 3})) == ["g1", "g2", "g3"]
+    with pytest.raises(LoadToolError, match="asks for 4 nodes; the campaign has 3 generators"):
+        tool.commands(1, {"nodes": 4, "threads": 5})
+
+
 def test_jmeter_runs_on_nodes_generators_with_properties():
     spec = Load(tool="jmeter", script="infra/jmeter/nas-notify.jmx", generators=["j1", "j2", "j3"], duration_s=900,
                 steps=[{"nodes": 2, "threads": 10}])

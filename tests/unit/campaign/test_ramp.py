@@ -44,6 +44,25 @@ def test_a_broken_client_requirement_stops_but_a_server_one_waits_for_the_wareho
     assert reason == "requirement p95 broke at step 2: p95_ms 730, limit < 500"
 
 
+def test_the_stop_rule_counts_dropped_calls_as_failed_when_the_requirement_says_so():
+    load = _load()
+    delivered = Requirement(id="delivered", metric="error_rate_with_dropped", op="<", threshold=0.05, side="client")
+    fine = StepResult(1, {"vus": 2}, 10.0, 1000, 10, {"error_rate": 0.01}, dropped=20)
+    assert stop_reason(load, [fine], [delivered]) is None  # (10 + 20) / 1020 = 2.9 %
+    short = StepResult(2, {"vus": 4}, 10.0, 1000, 10, {"error_rate": 0.01}, dropped=100)
+    assert stop_reason(load, [fine, short], [delivered]) == (
+        "requirement delivered broke at step 2: error_rate_with_dropped 0.1, limit < 0.05")  # 110 / 1100
+
+
+def test_a_failure_ratio_with_dropped_calls_is_not_scoped_to_a_label_or_a_server():
+    from pydantic import ValidationError
+
+    for scope in ({"side": "client", "label": "/echo"}, {"side": "server", "host": "app1"}):
+        with pytest.raises(ValidationError, match="dropped calls carry no label and reached no server"):
+            Requirement(id="d", metric="error_rate_with_dropped", op="<", threshold=0.05, **scope)
+    Requirement(id="d", metric="error_rate_with_dropped", op="<", threshold=0.05, side="client", host="lg1")
+
+
 def test_the_stop_rule_judges_a_requirement_at_its_stated_load_and_never_a_scoped_one():
     load = _load()
     results = [_result(1, 2, 100, p95_ms=700.0), _result(2, 4, 190, p95_ms=900.0)]
@@ -86,3 +105,17 @@ def test_max_steps_and_fixed_steps():
 )
 def test_load_level(load, key, level):
     assert load_level(load, key) == level
+
+
+def test_steps_until_saturated_stop_at_the_first_step_that_does_not_scale_in_nodes_x_threads():
+    steps = [{"nodes": 1, "threads": 2}, {"nodes": 1, "threads": 4}, {"nodes": 2, "threads": 4}, {"nodes": 2, "threads": 8}]
+    load = Load(tool="k6", script="s.js", generators=["g1", "g2"], duration_s=10, steps=steps, until_saturated=True)
+    result = lambda i, cps: StepResult(i, steps[i - 1], 10.0, int(cps * 10), 0, {})  # noqa: E731
+    assert stop_reason(load, [result(1, 100), result(2, 195)], []) is None
+    assert stop_reason(load, [result(1, 100), result(2, 195), result(3, 210)], []) == (
+        "throughput grew 8 % for 100 % more load: saturated at step 3")  # 4 -> 8 nodes x threads
+    assert stop_reason(load, [result(i, 100 * 2 ** (i - 1)) for i in (1, 2, 3, 4)], []) == "all steps run"
+    without = Load(tool="k6", script="s.js", generators=["g1", "g2"], duration_s=10, steps=steps)
+    assert stop_reason(without, [result(1, 100), result(2, 195), result(3, 210)], []) is None
+    with pytest.raises(ValueError, match="until_saturated is for steps"):
+        Load(tool="k6", script="s.js", generators=["g"], duration_s=10, ramp=RAMP, until_saturated=True)

@@ -1,0 +1,244 @@
+"""Every shipped scenario (campaigns/scenarios/*.yaml) runs on the demo stage, scaled down with the `--set`
+overrides docs/scenarios.md gives, through the Prefect flow with real JVMs and real k6, and produces its
+report; its key figures are checked against the raw files of its bundle.
+
+To add a scenario: its file, a section in docs/scenarios.md, and one entry in SCENARIOS below: the
+overrides of each run (most scenarios run once; a before/after comparison twice) and a check that gets the
+runs. A scenario file without an entry fails `test_every_scenario_has_an_entry`, so none is forgotten.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from tests.integration.test_campaign_local import _query, _run
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+SCENARIO_DIR = REPO / "campaigns" / "scenarios"
+DOCS = REPO / "docs" / "scenarios.md"
+ACCESS_LINE = re.compile(r'\[(?P<time>[^\]]+)\] "(?P<method>\S+) (?P<path>[^ ?"]+)[^"]*" (?P<status>\d+) \S+ (?P<us>\d+)')
+
+
+@dataclass
+class Run:
+    """One run of a scenario: its folder (store/, w.duckdb), id and manifest."""
+
+    tmp_path: Path
+    run_id: str
+    manifest: dict
+
+    def path(self, relative: str) -> Path:
+        return self.tmp_path / "store" / self.run_id / relative
+
+    def sources(self, kind: str) -> list[dict]:
+        return [s for s in self.manifest["sources"] if s["kind"] == kind]
+
+    def windows(self) -> dict[int, tuple[datetime, datetime]]:
+        """iteration -> (first moment after its warm-up, end)."""
+        return {it["index"]: (datetime.fromisoformat(it["start"]) + timedelta(seconds=it.get("warmup_s", 0)),
+                              datetime.fromisoformat(it["end"])) for it in self.manifest["iterations"]}
+
+    def query(self, sql: str) -> list[tuple]:
+        return _query(self.tmp_path, sql.replace("$run", f"'{self.run_id}'"))
+
+    def access_log(self) -> pd.DataFrame:
+        """Every logged call: host, path, status, elapsed ms, logged time, and its iteration after warm-up
+        (second resolution, as the log writes it; NaN outside every measured window)."""
+        rows = []
+        for source in self.sources("access_log"):
+            for line in self.path(source["path"]).read_text().splitlines():
+                match = ACCESS_LINE.search(line)
+                rows.append((source["host"], match["path"], int(match["status"]), int(match["us"]) / 1000,
+                             datetime.strptime(match["time"], "%d/%b/%Y:%H:%M:%S %z")))
+        frame = pd.DataFrame(rows, columns=["host", "path", "status", "ms", "at"])
+        frame["iteration"] = np.nan
+        for index, (start, end) in self.windows().items():
+            frame.loc[(frame["at"] >= start) & (frame["at"] < end), "iteration"] = index
+        return frame
+
+    def k6_points(self, metric: str, background: bool = False) -> pd.DataFrame:
+        """A k6 metric's points of the tested load (or of the background load): iteration, time, value, tags."""
+        rows = []
+        for source in self.sources("k6_json"):
+            if bool(source.get("declared_rate_per_s")) != background:
+                continue
+            with gzip.open(self.path(source["path"]), "rt") as lines:
+                for point in map(json.loads, lines):
+                    if point.get("type") == "Point" and point.get("metric") == metric:
+                        data = point["data"]
+                        rows.append((source.get("iteration"), datetime.fromisoformat(data["time"]), data["value"],
+                                     data.get("tags") or {}))
+        return pd.DataFrame(rows, columns=["iteration", "at", "value", "tags"])
+
+    def vmstat_times(self, host: str) -> list[datetime]:
+        """The times of a host's vmstat -t samples (UTC), without the first one (the average since boot)."""
+        (source,) = [s for s in self.sources("vmstat") if s["host"] == host]
+        times = [datetime.strptime(" ".join(line.split()[-2:]), "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
+                 for line in self.path(source["path"]).read_text().splitlines() if line.strip()[:1].isdigit()]
+        return times[1:]
+
+
+@dataclass
+class Scenario:
+    """How the harness scales a scenario down (one overrides dict per run) and what it checks."""
+
+    runs: list[dict]
+    check: Callable[[list[Run]], None]
+
+
+def check_report_and_warm_up(run: Run) -> None:
+    """What every scenario run must show: completed, a report, and host figures without the warm-up."""
+    assert run.manifest["status"] == "completed", run.manifest.get("status_reason")
+    assert (run.path("report") / "report.html").is_file()
+    windows = run.windows()
+    assert all(it["warmup_s"] > 0 for it in run.manifest["iterations"])
+    samples = dict(run.query("select iteration, samples from host_iteration_stats where run_id = $run and host = 'app1'"))
+    times = run.vmstat_times("app1")
+    assert samples == {i: sum(start <= t < end for t in times) for i, (start, end) in windows.items()}
+
+
+def check_pull_requirements(runs: list[Run]) -> None:
+    """Judged at the stated rate only, on the pull operation only, against the raw access logs and k6 points."""
+    (run,) = runs
+    check_report_and_warm_up(run)
+    stated = next(i for i, it in enumerate(run.manifest["iterations"], 1) if it["load"]["rate_per_s"] == 20)
+    verdicts = {(r, i): (m, judged_by) for r, i, m, judged_by in run.query(
+        "select requirement_id, iteration, measured, coalesce(passed::varchar, judged_by) from verdicts "
+        "where run_id = $run")}
+    calls = run.access_log()
+    pull = calls[(calls["iteration"] == stated) & (calls["path"] == "/echo")]["ms"]
+    assert verdicts[("pull-avg", stated)][0] == pytest.approx(pull.mean())
+    assert verdicts[("pull-p95", stated)][0] == pytest.approx(np.percentile(pull, 95))
+    assert verdicts[("pull-p99", stated)][0] == pytest.approx(np.percentile(pull, 99))
+    for other in set(run.windows()) - {stated}:
+        assert verdicts[("pull-avg", other)][1] == "load is not rate_per_s=20"  # measured, not judged
+    durations = run.k6_points("http_req_duration")
+    start, _ = run.windows()[stated]
+    durations["started"] = durations["at"] - pd.to_timedelta(durations["value"], unit="ms")
+    kept = durations[(durations["iteration"] == stated) & (durations["started"] >= start)]
+    app1 = kept[kept["tags"].map(lambda t: t.get("name", "").startswith("app1 POST"))]["value"]
+    assert verdicts[("pull-app1-p95", stated)][0] == pytest.approx(np.percentile(app1, 95))
+    failed = run.k6_points("http_req_failed")
+    failed = failed[(failed["iteration"] == stated) & (failed["at"] >= start)]
+    dropped = run.k6_points("dropped_iterations")
+    lost = dropped[(dropped["iteration"] == stated) & (dropped["at"] >= start)]["value"].sum()
+    # k6 writes http_req_failed when a call ends: a call started in the warm-up and ended after it is one of
+    # the calls left out, so count the calls the warehouse kept (started after the warm-up) and their failures
+    assert len(failed) >= len(kept)
+    errors = failed[failed["value"] > 0]
+    assert verdicts[("pull-delivered", stated)][0] == pytest.approx((len(errors) + lost) / (len(kept) + lost))
+
+
+def check_step_ramp(runs: list[Run]) -> None:
+    """nodes x threads VUs per step, the knee where the stop rule put it, the background load kept apart."""
+    (run,) = runs
+    check_report_and_warm_up(run)
+    vus = run.k6_points("vus")
+    for it in run.manifest["iterations"]:
+        load = it["load"]
+        assert vus[vus["iteration"] == it["index"]]["value"].max() == load["nodes"] * load["threads"]
+    reason = run.manifest["status_reason"]
+    knees = dict(run.query("select side, knee_iteration from capacity where run_id = $run"))
+    assert set(knees) == {"client", "server"}  # the background load forms no knee
+    if match := re.search(r"saturated at step (\d+)", reason):
+        assert knees["client"] == int(match[1]) - 1, reason  # one definition of saturated
+    else:
+        assert "all steps run" in reason
+    calls = run.access_log()
+    measured = dict(run.query("select iteration, measured from verdicts where run_id = $run "
+                              "and requirement_id = 'echo-p95' and iteration is not null"))
+    for index in run.windows():
+        echo = calls[(calls["iteration"] == index) & (calls["path"] == "/echo")]["ms"]
+        assert (calls[(calls["iteration"] == index)]["path"] == "/health").sum() > 0  # the background ran
+        assert measured[index] == pytest.approx(np.percentile(echo, 95))
+    own = dict(run.query("select iteration, calls from iteration_summary where run_id = $run and side = 'background'"))
+    points = run.k6_points("http_req_duration", background=True)
+    started = points["at"] - pd.to_timedelta(points["value"], unit="ms")
+    assert own == {i: int(((started >= start) & (started < end)).sum()) for i, (start, end) in run.windows().items()}
+
+
+def _compare(run_a: Run, run_b: Run) -> list[dict]:
+    """`perfcampaign compare A B --only requirements --format json`, as a user runs it."""
+    cli = Path(sys.executable).parent / "perfcampaign"
+    done = subprocess.run([str(cli), "compare", run_a.run_id, run_b.run_id, "--only", "requirements", "--format",
+                           "json", "-w", str(run_a.tmp_path / "w.duckdb")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)  # with --only: the one table's rows
+
+
+def check_before_after(runs: list[Run]) -> None:
+    """Per-operation requirements on the raw k6 points; compare finds write-large slower, by its own test."""
+    before, after = runs
+    for run in runs:
+        check_report_and_warm_up(run)
+        durations = run.k6_points("http_req_duration")
+        durations["started"] = durations["at"] - pd.to_timedelta(durations["value"], unit="ms")
+        measured = {(r, i): m for r, i, m in run.query(
+            "select requirement_id, iteration, measured from verdicts where run_id = $run and iteration is not null")}
+        for index, (start, _) in run.windows().items():
+            kept = durations[(durations["iteration"] == index) & (durations["started"] >= start)]
+            for operation in ("read-small", "write-large", "health"):
+                values = kept[kept["tags"].map(lambda t: t.get("name")) == operation]["value"]
+                assert measured[(f"{operation}-p95", index)] == pytest.approx(np.percentile(values, 95))
+    rows = {row["requirement_id"]: row for row in _compare(before, after)}
+    slower = rows["write-large-p95"]
+    assert slower["verdict"] == "WORSE" and slower["after"] - slower["before"] > 20  # held 30 ms more
+    assert slower["requirement"] == "client p95_ms < 500 (label write-large)"
+    assert rows["errors-under-1pct"]["verdict"] in ("same", "untested")
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "pull-requirements-at-rate.yaml": Scenario(
+        runs=[{"load.duration_s": 4, "load.pause_s": 1, "load.warmup_s": 1,
+               "load.steps": [{"rate_per_s": 10, "max_vus": 10}, {"rate_per_s": 20, "max_vus": 10}]}],
+        check=check_pull_requirements),
+    "step-ramp-nodes-threads.yaml": Scenario(
+        runs=[{"load.duration_s": 3, "load.pause_s": 0.5, "load.warmup_s": 1,
+               "load.steps": [{"nodes": 1, "threads": 1}, {"nodes": 1, "threads": 2}]}],
+        check=check_step_ramp),
+    "before-after-operations.yaml": Scenario(
+        # 4 VUs for 3 s after the warm-up: enough calls of each operation (200) for compare to test a p95
+        runs=[{"load.duration_s": 4, "load.pause_s": 0.5, "load.warmup_s": 1, "load.steps": [{"vus": 4}]},
+              {"load.duration_s": 4, "load.pause_s": 0.5, "load.warmup_s": 1, "load.steps": [{"vus": 4}],
+               "vars.delay_ms": "30", "vars.sut_version": "1.0.1"}],
+        check=check_before_after),
+}
+
+
+def _scenario_files() -> list[str]:
+    return sorted(path.name for path in SCENARIO_DIR.glob("*.yaml"))
+
+
+def test_every_scenario_has_an_entry_and_a_section():
+    files = _scenario_files()
+    assert files, SCENARIO_DIR
+    assert sorted(SCENARIOS) == files, "each campaigns/scenarios file needs one SCENARIOS entry, and no more"
+    sections = re.findall(r"^## `([^`]+\.yaml)`", DOCS.read_text(), flags=re.M)
+    assert sorted(sections) == files, "each scenario needs one section `## \\`FILE.yaml\\`` in docs/scenarios.md"
+
+
+@pytest.mark.parametrize("name", _scenario_files())
+def test_a_scenario_runs_scaled_down_and_its_report_holds_its_figures(prefect_server, tmp_path, name):
+    if name not in SCENARIOS:
+        pytest.fail(f"campaigns/scenarios/{name} has no entry in SCENARIOS (tests/integration/test_scenarios.py)")
+    scenario = SCENARIOS[name]
+    runs = []
+    for overrides in scenario.runs:
+        run_id, _ = _run(tmp_path, overrides, campaign=SCENARIO_DIR / name)
+        manifest = yaml.safe_load((tmp_path / "store" / run_id / "run.yaml").read_text())
+        runs.append(Run(tmp_path, run_id, manifest))
+    scenario.check(runs)
