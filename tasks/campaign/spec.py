@@ -103,7 +103,8 @@ class Campaign(StrictModel):
 # variables the campaign file declares. Hosts, commands, paths and the store come from the campaign file in
 # the repository: whoever can start a flow run must not be able to choose what runs where (docs/security.md).
 OVERRIDABLE = ("load.duration_s", "load.pause_s", "load.warmup_s", "load.steps", "load.ramp.start", "load.ramp.start.*",
-               "load.ramp.factor", "load.ramp.increment", "load.ramp.max_steps", "vars.*")
+               "load.ramp.factor", "load.ramp.increment", "load.ramp.max_steps", "vars.*",
+               "load.matrix", "load.matrix.*")  # matrix: a step's values, as load.steps
 
 
 def _overridable(dotted: str, data: dict[str, Any]) -> bool:
@@ -136,6 +137,7 @@ def merge_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str
         target[last] = value
     if "load.steps" in overrides:
         merged["load"].pop("ramp", None)
+        merged["load"].pop("matrix", None)
     if "load.ramp" in overrides:
         merged["load"].pop("steps", None)
     return merged
