@@ -28,8 +28,10 @@ from tasks.bundle.strict import (
     describe_validation_error,
     load_yaml,
 )
+from tasks.campaign.ramp import planned_steps
 from tasks.loadtools.config import Load
 from tasks.stage.config import BackgroundStep, Monitor, Step
+from tasks.stage.hooks import HOOK_SECTIONS, Hook
 from tasks.stage.provision import background_steps
 from tasks.stage.shell import quote
 from tasks.stage.transport import HostConfig
@@ -69,6 +71,8 @@ class Campaign(StrictModel):
     teardown: list[Step] = Field(default_factory=list)
     monitors: dict[str, list[Monitor]] = Field(default_factory=dict)
     load: Load
+    before_step: list[Hook] = Field(default_factory=list)  # stage hooks around every load step
+    after_step: list[Hook] = Field(default_factory=list)
     store: StoreConfig = Field(default_factory=StoreConfig)
     schedule: Schedule = Field(default_factory=Schedule)
 
@@ -92,6 +96,23 @@ class Campaign(StrictModel):
         for host in self.load.generators:
             if self.hosts[host].role != "loadgen":
                 raise ValueError(f"load.generators: {host!r} has role {self.hosts[host].role}, expected loadgen")
+        return self
+
+    @model_validator(mode="after")
+    def _hooks_fit(self) -> "Campaign":
+        """A hook's host exists, its role has hosts, and every step has the keys its command reads."""
+        steps = planned_steps(self.load)
+        for section in HOOK_SECTIONS:
+            for number, hook in enumerate(getattr(self, section)):
+                where = f"{section}.{number}"
+                if hook.host is not None and hook.host not in self.hosts:
+                    raise ValueError(f"{where}.host: no host {hook.host!r} in hosts ({', '.join(self.hosts)})")
+                if hook.role is not None and not any(h.role == hook.role for h in self.hosts.values()):
+                    raise ValueError(f"{where}.role: no host has role {hook.role}")
+                for key in sorted(hook.step_keys()):
+                    if missing := [n for n, step in enumerate(steps, 1) if key not in step]:
+                        raise ValueError(f"{where}.run: {{{{step.{key}}}}} but planned step {missing[0]} has no "
+                                         f"{key!r} (its keys: {', '.join(steps[missing[0] - 1])})")
         return self
 
     @property
@@ -147,7 +168,7 @@ _VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 # The campaign's own shell snippets: a placeholder inside one expands as one quoted shell word, so a value
 # (`workdir: /x/victim stage`, a var with `$(...)`) can never become more words or another command.
 SHELL_FIELDS = {("provision", "run"), ("provision", "command"), ("teardown", "run"), ("teardown", "command"),
-                ("monitors", "pid_command")}
+                ("monitors", "pid_command"), *((section, "run") for section in HOOK_SECTIONS)}
 
 
 def _as_value(text: str) -> Any:
@@ -176,6 +197,8 @@ def expand_variables(data: Any, variables: dict[str, str], where: str = "", shel
             return _as_value(variables[whole.group(1)])
 
         def value(match: re.Match) -> str:
+            if match.group(1) == "iteration" and where.split(".", 1)[0] in HOOK_SECTIONS:
+                return match.group(0)  # a hook's, filled per step (tasks/stage/hooks.py)
             if match.group(1) not in variables:
                 raise CampaignError(f"{where}: unknown variable {{{{{match.group(1)}}}}} (known: {', '.join(sorted(variables))})")
             found = variables[match.group(1)]

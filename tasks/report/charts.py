@@ -137,7 +137,9 @@ def load_chart(data: ReportData) -> Chart | None:
             rt.plot(group["load_level"], group["p95_ms"], ":", marker="^", color=line.get_color(), label=f"{name} p95")
     for number, record in enumerate(data["capacity"].to_dict("records")):
         if not pd.isna(record["saturated"]) and bool(record["saturated"]) and not pd.isna(record["knee_load_level"]):
-            tput.annotate(f"knee ({record['side']}): it {int(record['knee_iteration'])}",
+            where = " ".join(filter(None, [record["side"], record["series"]]))  # one knee per side and series
+            tput.plot([record["knee_load_level"]], [record["knee_calls_per_s"]], "kx", markersize=9)
+            tput.annotate(f"knee ({where}): it {int(record['knee_iteration'])}",
                           (record["knee_load_level"], record["knee_calls_per_s"]), xytext=(10, -16 - 14 * number),
                           textcoords="offset points", fontsize=8, arrowprops={"arrowstyle": "->", "lw": 0.8})
     if per_label:
