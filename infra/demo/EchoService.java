@@ -6,6 +6,8 @@
 // ~120 ms and every 1009th answers HTTP 500, so reports have a tail and a few errors to find.
 // POST /echo?delay_ms=N holds a worker N ms first: with WORKERS workers an instance then serves at most
 // WORKERS * 1000 / N calls/s, a capacity an open-model test can exceed (infra/k6/echo-open.js).
+// POST /admin/delay?delay_ms=N sets a delay every later /echo call of this instance waits (added to its own
+// delay_ms): a stage hook (campaign before_step) changes the service between load steps with it.
 // Access log pattern: %h %l %u %t "%r" %s %b %D, with %t the request start and %D in microseconds (as Tomcat 10+ and Jetty write it: a sub-millisecond
 // echo needs that resolution, or every fast call would log 0).
 // Single file, JDK 17, no dependencies: run with the source-file launcher, no build step.
@@ -41,6 +43,7 @@ public class EchoService {
             DateTimeFormatter.ofPattern("dd/MMM/yyyy:HH:mm:ss Z", Locale.ENGLISH).withZone(ZoneId.systemDefault());
 
     final AtomicLong requests = new AtomicLong();
+    final AtomicLong adminDelayMs = new AtomicLong();  // set by POST /admin/delay, for stage hook tests
     final BufferedWriter log;
 
     EchoService(BufferedWriter log) {
@@ -115,9 +118,13 @@ public class EchoService {
                 if (n % SLOW_EVERY == 0) {
                     Thread.sleep(SLOW_MS);
                 }
-                Thread.sleep(delayMs(exchange.getRequestURI().getQuery()));
+                Thread.sleep(delayMs(exchange.getRequestURI().getQuery()) + adminDelayMs.get());
                 status = 200;
                 body = request;
+            } else if (path.equals("/admin/delay") && method.equals("POST")) {
+                adminDelayMs.set(delayMs(exchange.getRequestURI().getQuery()));
+                status = 200;
+                body = ("delay_ms=" + adminDelayMs.get() + "\n").getBytes(StandardCharsets.UTF_8);
             } else if (path.equals("/health") && method.equals("GET")) {
                 status = 200;
                 body = "ok".getBytes(StandardCharsets.UTF_8);

@@ -13,7 +13,8 @@ select
     points.point.load_level as load_level,
     points.point.calls_per_s as calls_per_s,
     summary.p95_ms,
-    points.point.iteration = points.knee_iteration as is_knee
+    points.point.iteration = points.knee_iteration as is_knee,
+    points.point.iteration as iteration
 from points
 left join iteration_summary as summary
     on summary.run_id = $run_id and summary.side = points.side and summary.iteration = points.point.iteration
