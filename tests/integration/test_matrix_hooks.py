@@ -1,9 +1,10 @@
 """A matrix campaign with stage hooks on the demo stage: real JVMs, real k6, through the Prefect flow.
 
-One run (module scope) of a 2 x 2 matrix (delay_ms x message_size) with a 2-step vus ramp per series: a
-before_step hook sets each echo service's delay to the step's `delay_ms` (POST /admin/delay), an
-after_step hook echoes the iteration. Its capacity rows, hook records and per-step figures are checked
-against the raw access logs. A second, short run has a hook that fails.
+One run (module scope) of campaigns/scenarios/scale-between-steps.yaml scaled down to a 2 x 2 matrix
+(adapters x message_size) with a 2-step vus ramp per series: its before_step hooks give each echo service
+`adapters` worker threads and a 20 ms delay per call (POST /admin/settings), its after_step hooks read the
+settings back. Capacity rows, hook records and per-step figures are checked against k6's raw points. A
+second, short run of the demo campaign has a hook that fails.
 """
 
 from __future__ import annotations
@@ -23,16 +24,16 @@ from tests.echo_stage import free_ports
 from tests.integration.conftest import campaign_copy
 
 pytestmark = pytest.mark.integration
-DELAY = "curl -fsS -X POST -G -d delay_ms={{step.delay_ms}} http://127.0.0.1:{{port_%s}}/admin/delay"
-MATRIX = {"delay_ms": [0, 25], "message_size": [64, 4096]}
+SCENARIO = Path(__file__).parents[2] / "campaigns" / "scenarios" / "scale-between-steps.yaml"
+MATRIX = {"adapters": [1, 2], "message_size": [64, 4096]}
 
 
-def _flow(tmp_path: Path, settings: dict, extra: dict):
+def _flow(tmp_path: Path, settings: dict, extra: dict, base: Path | None = None):
     from flows.campaign import RunOverrides, campaign_flow
 
     ports = free_ports(2)
     campaign = campaign_copy(tmp_path, {"workdir": str(tmp_path / "stage"), "store.uri": str(tmp_path / "store"),
-                                        "requirements": [], **settings})  # no requirement stops a series early
+                                        "requirements": [], **settings}, base=base)  # no series stops early
     chosen = RunOverrides(duration_s=2, pause_s=0, extra={"vars.port_app1": str(ports[0]),
                                                           "vars.port_app2": str(ports[1]), **extra})
     return campaign_flow(str(campaign), chosen, str(tmp_path / "w.duckdb"), str(tmp_path / "work")), ports
@@ -41,10 +42,7 @@ def _flow(tmp_path: Path, settings: dict, extra: dict):
 @pytest.fixture(scope="module")
 def matrix_run(prefect_server, tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("matrix")
-    hooks = {"before_step": [{"run": DELAY % "app1", "host": "app1"}, {"run": DELAY % "app2", "host": "app2"}],
-             "after_step": [{"run": "echo after {{iteration}} at {{step.vus}} vus", "role": "loadgen"}]}
-    run_id, _ = _flow(tmp_path, hooks, {"load.matrix": MATRIX, "load.ramp.start": {"vus": 1},
-                                        "load.ramp.max_steps": 2})
+    run_id, _ = _flow(tmp_path, {}, {"load.matrix": MATRIX, "load.ramp.max_steps": 2}, base=SCENARIO)
     (bundle,) = (tmp_path / "store").iterdir()
     manifest = yaml.safe_load((bundle / "run.yaml").read_text())
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
@@ -69,22 +67,22 @@ def _client_steps(bundle: Path, manifest: dict) -> pd.DataFrame:
 
 def test_a_2x2_matrix_gives_four_series_each_with_its_ramp(matrix_run):
     run_id, bundle, manifest, capacity, _ = matrix_run
-    loads = [(it["load"]["delay_ms"], it["load"]["message_size"], it["load"]["vus"]) for it in manifest["iterations"]]
-    assert loads == [(0, 64, 1), (0, 64, 2), (0, 4096, 1), (0, 4096, 2),
-                     (25, 64, 1), (25, 64, 2), (25, 4096, 1), (25, 4096, 2)]
+    loads = [(it["load"]["adapters"], it["load"]["message_size"], it["load"]["vus"]) for it in manifest["iterations"]]
+    assert loads == [(1, 64, 2), (1, 64, 4), (1, 4096, 2), (1, 4096, 4),
+                     (2, 64, 2), (2, 64, 4), (2, 4096, 2), (2, 4096, 4)]
     client = capacity[capacity["side"] == "client"].set_index("series")
-    assert sorted(client.index) == ["delay_ms=0 message_size=4096", "delay_ms=0 message_size=64",
-                                    "delay_ms=25 message_size=4096", "delay_ms=25 message_size=64"]
+    assert sorted(client.index) == ["adapters=1 message_size=4096", "adapters=1 message_size=64",
+                                    "adapters=2 message_size=4096", "adapters=2 message_size=64"]
     assert sorted(capacity["side"].unique()) == ["client", "server"] and len(capacity) == 8
     steps = _client_steps(bundle, manifest)
-    for (delay, size), group in steps.groupby(["delay_ms", "message_size"]):
-        row = client.loc[f"delay_ms={delay} message_size={size}"]
+    for (adapters, size), group in steps.groupby(["adapters", "message_size"]):
+        row = client.loc[f"adapters={adapters} message_size={size}"]
         best = group.loc[group["calls_per_s"].idxmax()]
         assert row["max_iteration"] == best["iteration"]
         assert row["max_calls_per_s"] == pytest.approx(best["calls_per_s"], rel=1e-6)
         assert [p["iteration"] for p in row["points"]] == list(group["iteration"])
         low, high = group.sort_values("vus")["calls_per_s"]
-        scales = high / low - 1 >= 0.5 * (2 / 1 - 1)  # vus 1 -> 2: +100 % load, min_scaling 0.5
+        scales = high / low - 1 >= 0.5 * (4 / 2 - 1)  # vus 2 -> 4: +100 % load, min_scaling 0.5
         assert bool(row["saturated"]) == (not scales)
         assert (row["knee_iteration"] == group["iteration"].min()) if not scales else pd.isna(row["knee_iteration"])
 
@@ -92,18 +90,22 @@ def test_a_2x2_matrix_gives_four_series_each_with_its_ramp(matrix_run):
 def test_the_hooks_are_recorded_and_their_effect_shows_in_the_steps(matrix_run):
     run_id, bundle, manifest, _, hooks = matrix_run
     assert manifest["status"] == "completed"
-    assert len(manifest["hooks"]) == 8 * 3 and all(h["exit_code"] == 0 for h in manifest["hooks"])
-    first_of_delayed = manifest["iterations"][4]
-    before = [h for h in manifest["hooks"] if h["iteration"] == first_of_delayed["index"] and h["when"] == "before"]
-    assert [h["host"] for h in before] == ["app1", "app2"]
-    assert all((bundle / h["output"]).read_text() == "delay_ms=25\n" == h["output_tail"] for h in before)
-    after = [h for h in manifest["hooks"] if h["when"] == "after"]
-    assert [(bundle / h["output"]).read_text() for h in after[:2]] == ["after 1 at 1 vus\n", "after 2 at 2 vus\n"]
+    assert len(manifest["hooks"]) == 8 * 4 and all(h["exit_code"] == 0 for h in manifest["hooks"])
+    for it in manifest["iterations"]:  # before: set on both services; after: read back from both
+        mine = [h for h in manifest["hooks"] if h["iteration"] == it["index"]]
+        assert [(h["when"], h["host"]) for h in mine] == [("before", "app1"), ("before", "app2"),
+                                                          ("after", "app1"), ("after", "app2")]
+        settings = f"workers={it['load']['adapters']} delay_ms=20\n"
+        assert all((bundle / h["output"]).read_text() == settings == h["output_tail"] for h in mine)
+        assert f"-d workers={it['load']['adapters']} -d delay_ms=20 " in mine[0]["command"]
     assert list(hooks["phase"]) == [h["when"] for h in manifest["hooks"]] and hooks["passed"].all()
-    # every call of a step after "delay 25" waited 25 ms at the service; the other steps did not
-    steps = _client_steps(bundle, manifest)
-    assert (steps[steps["delay_ms"] == 25]["avg_ms"] >= 25).all()
-    assert (steps[steps["delay_ms"] == 0]["avg_ms"] < 10).all()
+    # every call waited the 20 ms delay; one worker per service (2 in all) serves 4 VUs at most about half
+    # as fast as two workers per service, and each call then queues behind another
+    steps = _client_steps(bundle, manifest).set_index(["adapters", "message_size", "vus"])
+    assert (steps["avg_ms"] >= 20).all()
+    for size in MATRIX["message_size"]:
+        one, two = steps.loc[(1, size, 4)], steps.loc[(2, size, 4)]
+        assert two["calls_per_s"] > 1.4 * one["calls_per_s"] and one["avg_ms"] > 1.4 * two["avg_ms"]
     with duckdb.connect(str(bundle.parents[1] / "w.duckdb"), read_only=True) as con:
         avg = dict(con.execute("select iteration, avg_ms from iteration_summary where run_id = $r and side = 'client'",
                                {"r": run_id}).fetchall())
@@ -117,9 +119,9 @@ def test_show_prints_the_matrix_pivot_and_the_hooks(matrix_run):
                          timeout=120)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    title = lines.index(f"{run_id}: client calls/s (p95 ms) by load level and series delay_ms/message_size; * the knee")
-    assert lines[title + 1].split() == ["load", "0/64", "0/4096", "25/64", "25/4096"]
-    assert [line.split()[0] for line in lines[title + 2:title + 4]] == ["1", "2"]
+    title = lines.index(f"{run_id}: client calls/s (p95 ms) by load level and series adapters/message_size; * the knee")
+    assert lines[title + 1].split() == ["load", "1/64", "1/4096", "2/64", "2/4096"]
+    assert [line.split()[0] for line in lines[title + 2:title + 4]] == ["2", "4"]
     assert max(len(line.rstrip()) for line in lines[title + 1:title + 4]) <= 80  # fits a terminal
     assert f"{run_id}: stage hooks per iteration (exit status, seconds)" in [line.rstrip() for line in lines]
 
