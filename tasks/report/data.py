@@ -24,6 +24,7 @@ MART_ORDER = {
     "jvm_iteration_stats": "host, source_path, iteration",
     "container_stats": "host, container, iteration nulls first",
     "health_findings": "severity = 'ok', severity = 'warn', host, iteration nulls last, rule",
+    "iteration_hooks": "hook_number",
 }
 
 

@@ -112,7 +112,7 @@ def test_the_hooks_are_recorded_and_their_effect_shows_in_the_steps(matrix_run):
     assert [round(avg[i], 3) for i in steps["iteration"]] == [round(v, 3) for v in steps["avg_ms"]]
 
 
-def test_show_prints_the_matrix_pivot_and_the_hooks(matrix_run):
+def test_show_and_the_report_print_the_matrix_and_the_hooks(matrix_run):
     run_id, bundle, _, capacity, _ = matrix_run
     out = subprocess.run([str(Path(sys.executable).parent / "perfcampaign"), "show", run_id,
                           "--warehouse", str(bundle.parents[1] / "w.duckdb")], capture_output=True, text=True,
@@ -124,6 +124,10 @@ def test_show_prints_the_matrix_pivot_and_the_hooks(matrix_run):
     assert [line.split()[0] for line in lines[title + 2:title + 4]] == ["2", "4"]
     assert max(len(line.rstrip()) for line in lines[title + 1:title + 4]) <= 80  # fits a terminal
     assert f"{run_id}: stage hooks per iteration (exit status, seconds)" in [line.rstrip() for line in lines]
+    report = (bundle / "report" / "report.html").read_text()  # built by the flow
+    assert "<h3>Stage hooks</h3>" in report and report.count("/admin/settings</td>") == 32
+    for series in capacity[capacity["side"] == "client"]["series"]:
+        assert f"Capacity, client side, {series}: " in report
 
 
 def test_a_failing_hook_fails_the_run_and_the_stage_is_torn_down(prefect_server, tmp_path):
