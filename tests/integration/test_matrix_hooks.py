@@ -131,16 +131,15 @@ def test_show_and_the_report_print_the_matrix_and_the_hooks(matrix_run):
 
 
 def test_a_failing_hook_fails_the_run_and_the_stage_is_torn_down(prefect_server, tmp_path):
-    failing = {"before_step": [{"run": "test {{iteration}} -lt 2 || { echo no more; exit 3; }", "role": "sut"}]}
-    with pytest.raises(Exception, match="before_step hook 0 on app1 for iteration 2 exited with 3"):
+    failing = {"before_step": [{"run": "echo {{iteration}} is too many; exit 3", "role": "sut"}]}
+    with pytest.raises(Exception, match="before_step hook 0 on app1 for iteration 1 exited with 3"):
         _flow(tmp_path, failing, {"load.ramp.max_steps": 3})
     (bundle,) = (tmp_path / "store").iterdir()
     manifest = yaml.safe_load((bundle / "run.yaml").read_text())
     assert manifest["status"] == "failed" and "exited with 3" in manifest["status_reason"]
-    assert [it["index"] for it in manifest["iterations"]] == [1]
-    assert [(h["iteration"], h["host"], h["exit_code"]) for h in manifest["hooks"]] == [
-        (1, "app1", 0), (1, "app2", 0), (2, "app1", 3)]
-    assert (bundle / manifest["hooks"][-1]["output"]).read_text() == "no more\n"
+    assert manifest["iterations"] == []  # stopped before any load; app2's hook never ran
+    assert [(h["iteration"], h["host"], h["exit_code"]) for h in manifest["hooks"]] == [(1, "app1", 3)]
+    assert (bundle / manifest["hooks"][0]["output"]).read_text() == "1 is too many\n"
     assert not (tmp_path / "stage" / manifest["run_id"]).exists()  # torn down
     out = subprocess.run(["pgrep", "-af", "EchoService.java"], capture_output=True, text=True)
     assert str(tmp_path) not in out.stdout
