@@ -26,6 +26,7 @@ NO_SAMPLE_DATA = {
     "int_clock_moves": "no clock to correct",
     "change_points": "one run per campaign: no history to analyse",
     "history_exclusions": "no failed, invalid or excluded run",
+    "iteration_hooks": "no stage hooks (tests/integration/test_matrix_hooks.py has them)",
 }
 
 
