@@ -20,7 +20,7 @@ from prefect.artifacts import (
 from pydantic import BaseModel, Field
 
 from tasks.campaign.locks import stage_lock
-from tasks.campaign.ramp import planned_steps, stop_reason
+from tasks.campaign.ramp import planned_series, series_label, stop_reason
 from tasks.campaign.run import CampaignRun, finish, mark_failed, open_run
 from tasks.campaign.steps import (
     bundle_task,
@@ -102,18 +102,26 @@ def campaign_flow(
 
 
 def run_iterations(run: CampaignRun, progress) -> None:
-    """The planned steps in order, until the ramp's stop rule says the load stopped paying off."""
-    steps = planned_steps(run.campaign.load)
-    for index, step in enumerate(steps, start=1):
-        if index > 1:
-            time.sleep(run.campaign.load.pause_s)
-        calls_per_s = iteration_task(run, index, step)
-        get_run_logger().info("iteration %d %s: %.1f calls/s", index, step, calls_per_s)
-        update_progress_artifact(progress, 100.0 * index / len(steps))
-        run.stop_reason = stop_reason(run.campaign.load, run.results, run.campaign.requirements, run.campaign.capacity)
-        if run.stop_reason:
-            get_run_logger().info("stopping: %s", run.stop_reason)
-            return
+    """The planned steps in order, series by series: a series ends when the ramp's stop rule says its load
+    stopped paying off, and the next series (a matrix combination) starts from the ramp's start again."""
+    series = planned_series(run.campaign.load)
+    planned = sum(len(steps) for steps in series)
+    index, reasons = 0, []
+    for steps in series:
+        first = index
+        for step in steps:
+            index += 1
+            if index > 1:
+                time.sleep(run.campaign.load.pause_s)
+            calls_per_s = iteration_task(run, index, step)
+            get_run_logger().info("iteration %d %s: %.1f calls/s", index, step, calls_per_s)
+            update_progress_artifact(progress, 100.0 * index / planned)
+            reason = stop_reason(run.campaign.load, run.results[first:], run.campaign.requirements, run.campaign.capacity)
+            if reason:
+                reasons.append(reason if len(series) == 1 else f"series {series_label(run.campaign.load, step)}: {reason}")
+                get_run_logger().info("stopping: %s", reasons[-1])
+                break
+        run.stop_reason = "; ".join(reasons) or None
 
 
 def close_stage(run: CampaignRun) -> None:

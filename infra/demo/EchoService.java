@@ -6,6 +6,9 @@
 // ~120 ms and every 1009th answers HTTP 500, so reports have a tail and a few errors to find.
 // POST /echo?delay_ms=N holds a worker N ms first: with WORKERS workers an instance then serves at most
 // WORKERS * 1000 / N calls/s, a capacity an open-model test can exceed (infra/k6/echo-open.js).
+// POST /admin/settings?workers=W&delay_ms=N changes the running instance (either may be left out): W worker
+// threads, and a delay every later /echo call waits on top of its own delay_ms; GET or POST answers
+// `workers=W delay_ms=N`. Stage hooks (campaign before_step) scale the service between load steps with it.
 // Access log pattern: %h %l %u %t "%r" %s %b %D, with %t the request start and %D in microseconds (as Tomcat 10+ and Jetty write it: a sub-millisecond
 // echo needs that resolution, or every fast call would log 0).
 // Single file, JDK 17, no dependencies: run with the source-file launcher, no build step.
@@ -29,6 +32,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -41,6 +45,9 @@ public class EchoService {
             DateTimeFormatter.ofPattern("dd/MMM/yyyy:HH:mm:ss Z", Locale.ENGLISH).withZone(ZoneId.systemDefault());
 
     final AtomicLong requests = new AtomicLong();
+    // --- stage hooks: the settings POST /admin/settings changes ---
+    final AtomicLong adminDelayMs = new AtomicLong();
+    ThreadPoolExecutor pool;
     final BufferedWriter log;
 
     EchoService(BufferedWriter log) {
@@ -48,18 +55,45 @@ public class EchoService {
     }
 
     static long delayMs(String query) {
+        return Math.max(0, queryLong(query, "delay_ms", 10_000));
+    }
+
+    /** A query parameter as a number up to max; -1 when it is absent or not a number. */
+    static long queryLong(String query, String name, long max) {
         if (query != null) {
             for (String pair : query.split("&")) {
-                if (pair.startsWith("delay_ms=")) {
+                if (pair.startsWith(name + "=")) {
                     try {
-                        return Math.max(0, Math.min(10_000, Long.parseLong(pair.substring(9))));
+                        return Math.max(0, Math.min(max, Long.parseLong(pair.substring(name.length() + 1))));
                     } catch (NumberFormatException e) {
-                        return 0;
+                        return -1;
                     }
                 }
             }
         }
-        return 0;
+        return -1;
+    }
+
+    /** POST /admin/settings: resize the worker pool and set the added delay; answers the settings now. */
+    byte[] settings(String method, String query) {
+        synchronized (pool) {
+            long workers = queryLong(query, "workers", 64);
+            if (method.equals("POST") && workers >= 1) {
+                if (workers > pool.getMaximumPoolSize()) {
+                    pool.setMaximumPoolSize((int) workers);
+                    pool.setCorePoolSize((int) workers);
+                } else {
+                    pool.setCorePoolSize((int) workers);
+                    pool.setMaximumPoolSize((int) workers);
+                }
+            }
+            long delay = queryLong(query, "delay_ms", 10_000);
+            if (method.equals("POST") && delay >= 0) {
+                adminDelayMs.set(delay);
+            }
+            String now = "workers=" + pool.getCorePoolSize() + " delay_ms=" + adminDelayMs.get() + "\n";
+            return now.getBytes(StandardCharsets.UTF_8);
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -77,6 +111,7 @@ public class EchoService {
                 new OutputStreamWriter(new FileOutputStream(logPath, true), StandardCharsets.UTF_8));
         EchoService service = new EchoService(log);
         ExecutorService workers = Executors.newFixedThreadPool(WORKERS);
+        service.pool = (ThreadPoolExecutor) workers;
         HttpServer server = HttpServer.create(new InetSocketAddress(bind, port), 256);
         server.createContext("/", service::handle);
         server.setExecutor(workers);
@@ -115,9 +150,12 @@ public class EchoService {
                 if (n % SLOW_EVERY == 0) {
                     Thread.sleep(SLOW_MS);
                 }
-                Thread.sleep(delayMs(exchange.getRequestURI().getQuery()));
+                Thread.sleep(delayMs(exchange.getRequestURI().getQuery()) + adminDelayMs.get());
                 status = 200;
                 body = request;
+            } else if (path.equals("/admin/settings")) {
+                body = settings(method, exchange.getRequestURI().getQuery());
+                status = 200;
             } else if (path.equals("/health") && method.equals("GET")) {
                 status = 200;
                 body = "ok".getBytes(StandardCharsets.UTF_8);

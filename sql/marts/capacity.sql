@@ -1,4 +1,4 @@
--- Public mart: how throughput follows the load, per side: the knee and the highest throughput measured.
+-- Public mart: how throughput follows the load, per side and series: the knee and the highest throughput measured.
 -- The load level of an iteration is `load_level(load, capacity.load_key)` and whether a step scales is
 -- `step_scales(...)`: the functions of tasks/bundle/load.py the ramp's stop rule calls, registered in
 -- DuckDB, so the two always agree (docs/report.md "capacity"). Each iteration is set against the previous
@@ -9,9 +9,12 @@
 -- `knee_iteration` is the iteration before the first one that does not scale (the last load the service
 -- still absorbed in proportion); `saturated` is null when no step could be judged. A background load is
 -- not measured against a load it was given: its side never forms a knee and has no row.
+-- One row per side and series: a matrix campaign (load.matrix, a step key such as message_size or adapters)
+-- gets a knee and a maximum per series; a campaign whose steps vary only the level has one row per side
+-- with `series` '' (docs/warehouse.md "capacity").
 -- materialized: incremental
 -- unique_key: run_id
--- grain: run_id, side
+-- grain: run_id, side, series
 -- upstream: runs, iterations, iteration_summary, load_text
 with options as (
     select
@@ -51,6 +54,7 @@ points as (
 steps as (
     select
         side,
+        series,
         iteration,
         load_level,
         load_text,
@@ -81,29 +85,30 @@ judged as (
 ),
 
 first_flat as (
-    select distinct on (side) *
+    select distinct on (side, series) *
     from judged
     where not scales
-    order by side, iteration
+    order by side, series, iteration
 ),
 
 last_scaling as (
-    select distinct on (side) *
+    select distinct on (side, series) *
     from judged
     where scales
-    order by side, iteration desc
+    order by side, series, iteration desc
 ),
 
 highest as (
-    select distinct on (side) side, iteration, calls_per_s
+    select distinct on (side, series) side, series, iteration, calls_per_s
     from points
     where calls_per_s is not null
-    order by side, calls_per_s desc, iteration
+    order by side, series, calls_per_s desc, iteration
 ),
 
 per_side as (
     select
         points.side,
+        points.series,
         list(
             {
                 'iteration': points.iteration,
@@ -122,13 +127,14 @@ per_side as (
         count(judged.scales) as judged_steps
     from points
     left join judged using (side, iteration)
-    group by points.side
+    group by points.side, points.series
 ),
 
 final as (
     select
         $run_id as run_id,
         per_side.side,
+        per_side.series,
         first_flat.previous_iteration as knee_iteration,
         first_flat.previous_load_level as knee_load_level,
         first_flat.previous_load_text as knee_load,
@@ -165,9 +171,9 @@ final as (
         per_side.points
     from per_side
     cross join options
-    left join first_flat using (side)
-    left join last_scaling using (side)
-    left join highest using (side)
+    left join first_flat using (side, series)
+    left join last_scaling using (side, series)
+    left join highest using (side, series)
 )
 
-select * from final order by side
+select * from final order by side, series

@@ -163,13 +163,13 @@ loadgen_saturated as (
 capacity_rows as (
     select
         'capacity' as topic,
-        side as subject,
+        concat_ws(' ', side, nullif(series, '')) as subject,  -- a matrix campaign: one row per series
         side,
         knee_iteration as iteration,
         case when saturated then 'saturated' when not saturated then 'scales' else 'not judged' end as status,
         max_calls_per_s as value,
         'calls_per_s' as unit,
-        format('Capacity, {} side: ', side) || case
+        format('Capacity, {} side{}: ', side, case when series <> '' then ', ' || series else '' end) || case
             when saturated and knee_iteration is not null then format(
                 'throughput follows the load up to iteration {} ({}, {:.1f} calls/s) and no further; ',
                 knee_iteration, knee_load, knee_calls_per_s

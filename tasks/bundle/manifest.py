@@ -21,6 +21,7 @@ from pydantic import (
 )
 from yaml import YAMLError
 
+from tasks.bundle.hooks import HookRun
 from tasks.bundle.kinds import KINDS
 from tasks.bundle.load import load_matches
 from tasks.bundle.strict import (
@@ -228,6 +229,7 @@ class Manifest(StrictModel):
     thresholds: dict[str, float] = Field(default_factory=dict)
     capacity: CapacityOptions = Field(default_factory=CapacityOptions)
     history: HistoryOptions = Field(default_factory=HistoryOptions)
+    hooks: list[HookRun] = Field(default_factory=list)  # stage hooks run around the iterations
 
     @field_validator("thresholds", mode="before")
     @classmethod

@@ -8,6 +8,7 @@ decision uses the load tool's own end-of-step summary; the warehouse later judge
 
 from __future__ import annotations
 
+import itertools
 import operator
 from typing import Any
 
@@ -28,11 +29,34 @@ def ramp_step(ramp: Ramp, number: int) -> dict[str, Any]:
     return step
 
 
-def planned_steps(load: Load) -> list[dict[str, Any]]:
-    """Every step the campaign may run, in order (a ramp may stop before the end)."""
+def matrix_series(load: Load) -> list[dict[str, Any]]:
+    """Every combination of `load.matrix`, first key outermost (`[{}]` without a matrix)."""
+    keys = list(load.matrix or {})
+    return [dict(zip(keys, values)) for values in itertools.product(*(load.matrix[key] for key in keys))]
+
+
+def series_label(load: Load, step: dict[str, Any]) -> str:
+    """The matrix series a step belongs to, as `key=value key=value` (as the capacity mart's `series`)."""
+    return " ".join(f"{key}={step[key]}" for key in sorted(load.matrix or {}))
+
+
+def planned_series(load: Load) -> list[list[dict[str, Any]]]:
+    """The steps the campaign may run, grouped in the series its stop rule judges one at a time.
+
+    A ramp with a matrix runs the ramp through every combination in turn (a series each, the combination's
+    keys first in each step's load); a matrix alone or fixed steps are one series run to its end.
+    """
     if load.steps is not None:
-        return [dict(step) for step in load.steps]
-    return [ramp_step(load.ramp, number) for number in range(load.ramp.max_steps)]
+        return [[dict(step) for step in load.steps]]
+    if load.ramp is None:
+        return [matrix_series(load)]
+    return [[{**series, **ramp_step(load.ramp, number)} for number in range(load.ramp.max_steps)]
+            for series in matrix_series(load)]
+
+
+def planned_steps(load: Load) -> list[dict[str, Any]]:
+    """Every step the campaign may run, in order (a ramp may stop a series before its end)."""
+    return [step for series in planned_series(load) for step in series]
 
 
 def broken_requirement(result: StepResult, requirements: list[Requirement]) -> str | None:
@@ -75,10 +99,10 @@ def saturation(load: Load, results: list[StepResult], capacity: CapacityOptions)
 
 def stop_reason(load: Load, results: list[StepResult], requirements: list[Requirement],
                 capacity: CapacityOptions | None = None) -> str | None:
-    """Why the campaign stops after the last result, or None to go on: fixed steps run to the end, unless
-    `until_saturated` makes them stop as a ramp does."""
+    """Why the series of `results` (the whole campaign without a matrix) stops after its last one, or None to
+    go on: fixed steps run to the end, unless `until_saturated` makes them stop as a ramp does."""
     if load.ramp is None and not load.until_saturated:
-        return "all steps run" if len(results) == len(load.steps) else None
+        return "all steps run" if len(results) == len(planned_steps(load)) else None
     stop_on_broken = load.ramp.stop.on_requirement_broken if load.ramp else True
     if stop_on_broken and (broken := broken_requirement(results[-1], requirements)):
         return broken

@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from tasks.bundle.hooks import HookRun
 from tasks.bundle.manifest import Iteration, Manifest, Source
 from tasks.bundle.writer import write_manifest
 from tasks.campaign.spec import Campaign, load_campaign
@@ -21,6 +22,7 @@ from tasks.loadtools.base import LoadTool, Running, StepResult
 from tasks.loadtools.jmeter import JMeterTool
 from tasks.loadtools.k6 import K6Tool
 from tasks.settings import REPO
+from tasks.stage.hooks import run_hooks
 from tasks.stage.hosts import open_transport
 from tasks.stage.lease import Lease
 from tasks.stage.monitors import (
@@ -69,6 +71,7 @@ class CampaignRun:
     iterations: list[Iteration] = field(default_factory=list)
     results: list[StepResult] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
+    hooks: list[HookRun] = field(default_factory=list)  # every before_step / after_step command run
     problems: list[str] = field(default_factory=list)
     in_flight: InFlight | None = None  # left by an iteration that failed: stopped and collected at the close
     status: str = "completed"
@@ -148,6 +151,7 @@ def run_iteration(run: CampaignRun, index: int, step: dict[str, Any]) -> StepRes
     dead = background_alive(run.campaign.provision, run.transports, run.run_dir)
     if dead:
         raise RuntimeError("before iteration %d: %s" % (index, "; ".join(dead)))
+    _hooks(run, "before", index, step)
     outages_before = {name: len(t.outages) for name, t in run.transports.items()}
     started_at = datetime.now(timezone.utc)
     run.in_flight = InFlight(index, step, run.tool.start(index, step), started_at)
@@ -163,7 +167,14 @@ def run_iteration(run: CampaignRun, index: int, step: dict[str, Any]) -> StepRes
     dead = background_alive(run.campaign.provision, run.transports, run.run_dir)
     if dead:  # the iteration's logs are kept above; its numbers measured a stage that fell apart
         raise RuntimeError("during iteration %d: %s" % (index, "; ".join(dead)))
+    _hooks(run, "after", index, step)
     return result
+
+
+def _hooks(run: CampaignRun, when: str, index: int, step: dict[str, Any]) -> None:
+    """The campaign's before_step or after_step hooks for one iteration; a failing one raises (HookFailed)."""
+    roles = {name: host.role for name, host in run.campaign.hosts.items()}
+    run_hooks(when, getattr(run.campaign, f"{when}_step"), index, step, run.transports, roles, run.bundle, run.hooks)
 
 
 def _record_iteration(run: CampaignRun, index: int, step: dict[str, Any], running: list[Running],
@@ -290,6 +301,7 @@ def manifest_of(run: CampaignRun) -> Manifest:
         status_reason="; ".join(filter(None, [run.status_reason, run.stop_reason, *run.problems])) or None,
         iterations=run.iterations, requirements=run.campaign.requirements, sources=run.sources,
         thresholds=run.campaign.thresholds, capacity=run.campaign.capacity, history=run.campaign.history,
+        hooks=run.hooks,
     )
     if not run.iterations or not run.sources:
         # Nothing ran, or nothing could be collected: not a loadable bundle, but the record of why is kept.

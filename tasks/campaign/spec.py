@@ -28,8 +28,10 @@ from tasks.bundle.strict import (
     describe_validation_error,
     load_yaml,
 )
+from tasks.campaign.ramp import planned_steps
 from tasks.loadtools.config import Load
 from tasks.stage.config import BackgroundStep, Monitor, Step
+from tasks.stage.hooks import HOOK_SECTIONS, Hook
 from tasks.stage.provision import background_steps
 from tasks.stage.shell import quote
 from tasks.stage.transport import HostConfig
@@ -69,6 +71,8 @@ class Campaign(StrictModel):
     teardown: list[Step] = Field(default_factory=list)
     monitors: dict[str, list[Monitor]] = Field(default_factory=dict)
     load: Load
+    before_step: list[Hook] = Field(default_factory=list)  # stage hooks around every load step
+    after_step: list[Hook] = Field(default_factory=list)
     store: StoreConfig = Field(default_factory=StoreConfig)
     schedule: Schedule = Field(default_factory=Schedule)
 
@@ -94,6 +98,23 @@ class Campaign(StrictModel):
                 raise ValueError(f"load.generators: {host!r} has role {self.hosts[host].role}, expected loadgen")
         return self
 
+    @model_validator(mode="after")
+    def _hooks_fit(self) -> "Campaign":
+        """A hook's host exists, its role has hosts, and every step has the keys its command reads."""
+        steps = planned_steps(self.load)
+        for section in HOOK_SECTIONS:
+            for number, hook in enumerate(getattr(self, section)):
+                where = f"{section}.{number}"
+                if hook.host is not None and hook.host not in self.hosts:
+                    raise ValueError(f"{where}.host: no host {hook.host!r} in hosts ({', '.join(self.hosts)})")
+                if hook.role is not None and not any(h.role == hook.role for h in self.hosts.values()):
+                    raise ValueError(f"{where}.role: no host has role {hook.role}")
+                for key in sorted(hook.step_keys()):
+                    if missing := [n for n, step in enumerate(steps, 1) if key not in step]:
+                        raise ValueError(f"{where}.run: {{{{step.{key}}}}} but planned step {missing[0]} has no "
+                                         f"{key!r} (its keys: {', '.join(steps[missing[0] - 1])})")
+        return self
+
     @property
     def background_steps(self) -> list[BackgroundStep]:
         return background_steps(self.provision)
@@ -103,7 +124,8 @@ class Campaign(StrictModel):
 # variables the campaign file declares. Hosts, commands, paths and the store come from the campaign file in
 # the repository: whoever can start a flow run must not be able to choose what runs where (docs/security.md).
 OVERRIDABLE = ("load.duration_s", "load.pause_s", "load.warmup_s", "load.steps", "load.ramp.start", "load.ramp.start.*",
-               "load.ramp.factor", "load.ramp.increment", "load.ramp.max_steps", "vars.*")
+               "load.ramp.factor", "load.ramp.increment", "load.ramp.max_steps", "vars.*",
+               "load.matrix", "load.matrix.*")  # matrix: a step's values, as load.steps
 
 
 def _overridable(dotted: str, data: dict[str, Any]) -> bool:
@@ -136,6 +158,7 @@ def merge_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str
         target[last] = value
     if "load.steps" in overrides:
         merged["load"].pop("ramp", None)
+        merged["load"].pop("matrix", None)
     if "load.ramp" in overrides:
         merged["load"].pop("steps", None)
     return merged
@@ -145,7 +168,7 @@ _VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 # The campaign's own shell snippets: a placeholder inside one expands as one quoted shell word, so a value
 # (`workdir: /x/victim stage`, a var with `$(...)`) can never become more words or another command.
 SHELL_FIELDS = {("provision", "run"), ("provision", "command"), ("teardown", "run"), ("teardown", "command"),
-                ("monitors", "pid_command")}
+                ("monitors", "pid_command"), *((section, "run") for section in HOOK_SECTIONS)}
 
 
 def _as_value(text: str) -> Any:
@@ -174,6 +197,8 @@ def expand_variables(data: Any, variables: dict[str, str], where: str = "", shel
             return _as_value(variables[whole.group(1)])
 
         def value(match: re.Match) -> str:
+            if match.group(1) == "iteration" and where.split(".", 1)[0] in HOOK_SECTIONS:
+                return match.group(0)  # a hook's, filled per step (tasks/stage/hooks.py)
             if match.group(1) not in variables:
                 raise CampaignError(f"{where}: unknown variable {{{{{match.group(1)}}}}} (known: {', '.join(sorted(variables))})")
             found = variables[match.group(1)]

@@ -18,6 +18,7 @@ from tasks.cli.history import (
     history_command,
     triage_command,
 )
+from tasks.cli.matrix import write_hooks, write_matrix
 from tasks.cli.output import FormatOption, printable, write_rows
 from tasks.cli.report import report_command, report_location
 from tasks.cli.summary import print_ingest_report
@@ -96,7 +97,8 @@ def show(
     warehouse: WarehouseOption = None,
     fmt: FormatOption = "table",
 ) -> None:
-    """The per-iteration table of a run (both sides, each host and all hosts) and its verdicts."""
+    """The per-iteration table of a run (both sides, each host and all hosts), its verdicts, a matrix run's
+    pivot (load level down, series across) and the stage hooks run per iteration."""
     params = {"run_id": run_id}
     columns, rows = _query(warehouse, model_sql("reports/show_iterations"), params)
     if not rows:
@@ -110,6 +112,8 @@ def show(
     if rows:
         typer.echo("")
         write_rows(columns, rows, fmt, title=f"{run_id}: requirements")
+    write_matrix(run_id, _query(warehouse, model_sql("reports/show_matrix"), params)[1], fmt)
+    write_hooks(run_id, *_query(warehouse, model_sql("reports/show_hooks"), params), fmt)
 
 
 app.command("report")(report_command)

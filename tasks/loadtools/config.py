@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Union
 
 from pydantic import Field, model_validator
 
 from tasks.bundle.strict import StrictModel
+
+
+Scalar = Union[bool, int, float, str]  # a matrix value: what a step key holds
 
 
 class StopRule(StrictModel):
@@ -50,13 +53,21 @@ class Load(StrictModel):
     # several keys, e.g. nodes x threads, that one ramp key cannot describe)
     until_saturated: bool = False
     ramp: Ramp | None = None
+    # Matrix steps (docs/campaign-format.md "Matrix"): every combination of the values, first key outermost;
+    # alone, each combination is one step; with a ramp, each combination is a series the ramp runs through.
+    matrix: dict[str, list[Scalar]] | None = None
 
     @model_validator(mode="after")
     def _steps_or_ramp(self) -> "Load":
-        if (self.steps is None) == (self.ramp is None):
-            raise ValueError("give exactly one of steps (a list) or ramp")
+        if (self.steps is None) == (self.ramp is None and self.matrix is None):
+            raise ValueError("give exactly one of steps (a list), ramp or matrix (a ramp may come with a matrix)")
         if self.steps is not None and not self.steps:
             raise ValueError("steps is empty")
         if self.until_saturated and self.steps is None:
             raise ValueError("until_saturated is for steps: a ramp always stops when saturated")
+        for key, values in (self.matrix or {}).items():
+            if not values:
+                raise ValueError(f"matrix.{key} is empty")
+            if self.ramp is not None and key in self.ramp.start:
+                raise ValueError(f"matrix.{key} is also in ramp.start: give its values in one place")
         return self

@@ -135,11 +135,14 @@ def load_chart(data: ReportData) -> Chart | None:
             rt.plot(group["load_level"], group["avg_ms"], SIDE_STYLE.get(side, "-"), marker="o", color=line.get_color(),
                     label=f"{name} avg")
             rt.plot(group["load_level"], group["p95_ms"], ":", marker="^", color=line.get_color(), label=f"{name} p95")
-    for number, record in enumerate(data["capacity"].to_dict("records")):
-        if not pd.isna(record["saturated"]) and bool(record["saturated"]) and not pd.isna(record["knee_load_level"]):
-            tput.annotate(f"knee ({record['side']}): it {int(record['knee_iteration'])}",
-                          (record["knee_load_level"], record["knee_calls_per_s"]), xytext=(10, -16 - 14 * number),
-                          textcoords="offset points", fontsize=8, arrowprops={"arrowstyle": "->", "lw": 0.8})
+    knees = [record for record in data["capacity"].to_dict("records") if not pd.isna(record["saturated"])
+             and bool(record["saturated"]) and not pd.isna(record["knee_load_level"])]
+    for number, record in enumerate(knees):  # one knee per side and series, marked and labelled
+        where = " ".join(filter(None, [record["side"], record["series"]]))
+        tput.plot([record["knee_load_level"]], [record["knee_calls_per_s"]], "kx", markersize=9)
+        tput.annotate(f"knee ({where}): it {int(record['knee_iteration'])}",
+                      (record["knee_load_level"], record["knee_calls_per_s"]), xytext=(10, -16 - 14 * number),
+                      textcoords="offset points", fontsize=8, arrowprops={"arrowstyle": "->", "lw": 0.8})
     if per_label:
         levels = points.drop_duplicates("iteration")[["iteration", "load_level"]]
         for (side, label), group in labels.merge(levels, on="iteration").groupby(["side", "label"], sort=True):

@@ -17,7 +17,7 @@ HISTORY_RUNS = 60  # runs the History section shows
 # Marts the report prints as they are (identifiers from this fixed list only), with their sort order.
 MART_ORDER = {
     "verdicts": "requirement_id, iteration nulls last",
-    "capacity": "side",
+    "capacity": "side, series",
     "client_server_gap": "iteration",
     "conclusions": "sort_order, subject",
     "host_iteration_stats": "host, iteration",
@@ -27,6 +27,7 @@ MART_ORDER = {
     "host_disk_stats": "host, disk, iteration nulls first",
     "process_stats": "host, command, pid, iteration nulls first",
     "health_findings": "severity = 'ok', severity = 'warn', host, iteration nulls last, rule",
+    "iteration_hooks": "hook_number",
 }
 
 

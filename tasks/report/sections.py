@@ -116,12 +116,20 @@ def frame_table(frame: pd.DataFrame, spec: list[tuple[str, str]], total_column: 
     return table(columns, rows, row_classes=classes)
 
 
+HOOK_COLUMNS = [("iteration", "count"), ("phase", ""), ("host", ""), ("exit_code", "count"), ("seconds", "s"),
+                ("command", ""), ("output_tail", "")]
+
+
 def iterations(data: ReportData) -> str:
-    """Requests per iteration, side and host (then all hosts), and per HTTP status."""
+    """Requests per iteration, side and host (then all hosts), per HTTP status, and the stage hooks run."""
+    hooks = data["iteration_hooks"]
     return (frame_table(data["report_iteration_table"], ITERATION_COLUMNS, "host")
             + '<p class="note">marts iteration_stats (per host) and iteration_summary ((all), in bold).</p>'
             + "<h3>Per HTTP status</h3>" + frame_table(data["report_status_table"], STATUS_COLUMNS)
-            + '<p class="note">mart iteration_status_stats.</p>')
+            + '<p class="note">mart iteration_status_stats.</p>'
+            + ("" if hooks.empty else "<h3>Stage hooks</h3>" + frame_table(hooks, HOOK_COLUMNS)
+               + '<p class="note">view iteration_hooks: the campaign\'s before_step / after_step commands per '
+                 'iteration (exit code empty: it could not run); their whole output is in the bundle.</p>'))
 
 
 GAP_COLUMNS = [("iteration", "count"), ("client_calls_per_s", "calls/s"), ("server_calls_per_s", "calls/s"),

@@ -87,7 +87,7 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
             "ended": manifest.ended_at,
             "ingested": datetime.now(timezone.utc),
             "uri": bundle_uri,
-            "manifest": manifest.model_dump_json(),
+            "manifest": manifest.model_dump_json(exclude=None if manifest.hooks else {"hooks"}),  # as before hooks
         },
     )
     if manifest.labels:

@@ -15,8 +15,9 @@ from tests.unit.report.runs import (
 )
 
 
-def capacity(warehouse, run_id: str, side: str = "server") -> dict:
-    rows = records(warehouse, "select * from capacity where run_id = $r and side = $s", {"r": run_id, "s": side})
+def capacity(warehouse, run_id: str, side: str = "server", series: str = "") -> dict:
+    rows = records(warehouse, "select * from capacity where run_id = $r and side = $s and series = $series",
+                   {"r": run_id, "s": side, "series": series})
     assert len(rows) == 1
     return rows[0]
 
@@ -73,7 +74,7 @@ def test_manifest_names_the_load_key_and_the_scaling_rule(tmp_path):
     # rate doubles each step; throughput +60 %, then +80 %: scales at 0.5, not at min_scaling 0.7 from step 2
     loads = [{"rate": 100, "vus": 5}, {"rate": 200, "vus": 5}, {"rate": 400, "vus": 5}]
     warehouse = _ramp(tmp_path, loads, [100, 160, 288], "keyed", capacity={"load_key": "rate", "min_scaling": 0.7})
-    row = capacity(warehouse, "keyed")
+    row = capacity(warehouse, "keyed", series="vus=5")  # a constant key: one series, named
     assert [p["load_level"] for p in row["points"]] == [100.0, 200.0, 400.0]
     assert [p["series"] for p in row["points"]] == ["vus=5"] * 3
     assert (row["knee_iteration"], row["min_scaling"]) == (1, 0.7)
@@ -83,11 +84,15 @@ def test_manifest_names_the_load_key_and_the_scaling_rule(tmp_path):
 def test_nodes_times_threads_and_one_series_per_message_size(tmp_path):
     loads = [{"nodes": 1, "threads": 10, "msg_kb": 1}, {"nodes": 2, "threads": 10, "msg_kb": 1},
              {"nodes": 1, "threads": 10, "msg_kb": 64}, {"nodes": 2, "threads": 10, "msg_kb": 64}]
-    # 1 KB scales (100 -> 200 calls), 64 KB does not (50 -> 55): the knee is iteration 3, before iteration 4
+    # 1 KB scales (100 -> 200 calls), 64 KB does not (50 -> 55): a row per size, 64 KB's knee is iteration 3
     warehouse = _ramp(tmp_path, loads, [100, 200, 50, 55], "sizes")
-    row = capacity(warehouse, "sizes")
-    points = {p["iteration"]: p for p in row["points"]}
-    assert [points[i]["load_level"] for i in (1, 2, 3, 4)] == [10.0, 20.0, 10.0, 20.0]
-    assert [points[i]["series"] for i in (1, 2, 3, 4)] == ["msg_kb=1", "msg_kb=1", "msg_kb=64", "msg_kb=64"]
-    assert [points[i]["scales"] for i in (1, 2, 3, 4)] == [None, True, None, False]
-    assert row["knee_iteration"] == 3 and row["max_iteration"] == 2
+    assert [r["series"] for r in records(warehouse, "select series from capacity where run_id = 'sizes' and "
+                                                    "side = 'server' order by series")] == ["msg_kb=1", "msg_kb=64"]
+    small, large = capacity(warehouse, "sizes", series="msg_kb=1"), capacity(warehouse, "sizes", series="msg_kb=64")
+    assert [(p["iteration"], p["load_level"], p["series"], p["scales"]) for p in small["points"]] == [
+        (1, 10.0, "msg_kb=1", None), (2, 20.0, "msg_kb=1", True)]
+    assert [(p["iteration"], p["load_level"], p["series"], p["scales"]) for p in large["points"]] == [
+        (3, 10.0, "msg_kb=64", None), (4, 20.0, "msg_kb=64", False)]
+    assert (small["saturated"], small["knee_iteration"], small["max_iteration"]) == (False, None, 2)
+    assert (large["saturated"], large["knee_iteration"], large["max_iteration"]) == (True, 3, 4)
+    assert large["max_calls_per_s"] == pytest.approx(5.5)
