@@ -6,6 +6,8 @@
 // ~120 ms and every 1009th answers HTTP 500, so reports have a tail and a few errors to find.
 // POST /echo?delay_ms=N holds a worker N ms first: with WORKERS workers an instance then serves at most
 // WORKERS * 1000 / N calls/s, a capacity an open-model test can exceed (infra/k6/echo-open.js).
+// --slowdown-ms-per-s R (soak tests): every POST /echo waits R ms more for each second since the first
+// /echo call, a service that slows down steadily as a leaking one does (R=2: 0 ms at first, 40 ms after 20 s).
 // Access log pattern: %h %l %u %t "%r" %s %b %D, with %t the request start and %D in microseconds (as Tomcat 10+ and Jetty write it: a sub-millisecond
 // echo needs that resolution, or every fast call would log 0).
 // Single file, JDK 17, no dependencies: run with the source-file launcher, no build step.
@@ -42,6 +44,19 @@ public class EchoService {
 
     final AtomicLong requests = new AtomicLong();
     final BufferedWriter log;
+    // --- slowdown (soak tests): a delay growing with the time since the first /echo call ---
+    double slowdownMsPerS = 0;
+    final AtomicLong firstEchoNs = new AtomicLong(Long.MIN_VALUE);
+
+    long slowdownMs(long nowNs) {
+        if (slowdownMsPerS <= 0) {
+            return 0;
+        }
+        firstEchoNs.compareAndSet(Long.MIN_VALUE, nowNs);
+        double seconds = (nowNs - firstEchoNs.get()) / 1e9;
+        return Math.min(10_000, Math.round(slowdownMsPerS * seconds));
+    }
+    // --- end slowdown ---
 
     EchoService(BufferedWriter log) {
         this.log = log;
@@ -76,6 +91,7 @@ public class EchoService {
         BufferedWriter log = new BufferedWriter(
                 new OutputStreamWriter(new FileOutputStream(logPath, true), StandardCharsets.UTF_8));
         EchoService service = new EchoService(log);
+        service.slowdownMsPerS = Double.parseDouble(opts.getOrDefault("--slowdown-ms-per-s", "0"));
         ExecutorService workers = Executors.newFixedThreadPool(WORKERS);
         HttpServer server = HttpServer.create(new InetSocketAddress(bind, port), 256);
         server.createContext("/", service::handle);
@@ -115,7 +131,7 @@ public class EchoService {
                 if (n % SLOW_EVERY == 0) {
                     Thread.sleep(SLOW_MS);
                 }
-                Thread.sleep(delayMs(exchange.getRequestURI().getQuery()));
+                Thread.sleep(delayMs(exchange.getRequestURI().getQuery()) + slowdownMs(startNs));
                 status = 200;
                 body = request;
             } else if (path.equals("/health") && method.equals("GET")) {
@@ -191,7 +207,7 @@ public class EchoService {
         String value = opts.get(key);
         if (value == null) {
             throw new IllegalArgumentException("missing " + key
-                    + " (usage: --port P --access-log FILE --name NAME [--bind 127.0.0.1])");
+                    + " (usage: --port P --access-log FILE --name NAME [--bind 127.0.0.1] [--slowdown-ms-per-s R])");
         }
         return value;
     }

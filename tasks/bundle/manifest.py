@@ -23,6 +23,7 @@ from yaml import YAMLError
 
 from tasks.bundle.kinds import KINDS
 from tasks.bundle.load import load_matches
+from tasks.bundle.soak import Soak
 from tasks.bundle.strict import (
     StrictModel,
     check_keys,
@@ -223,6 +224,7 @@ class Manifest(StrictModel):
     thresholds: dict[str, float] = Field(default_factory=dict)
     capacity: CapacityOptions = Field(default_factory=CapacityOptions)
     history: HistoryOptions = Field(default_factory=HistoryOptions)
+    soak: Soak | None = None  # a soak's windows and the run its target came from (tasks/bundle/soak.py)
 
     @field_validator("thresholds", mode="before")
     @classmethod
