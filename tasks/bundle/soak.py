@@ -7,7 +7,6 @@ time and the `soak_drift` mart fits a trend through the windows (docs/campaign-f
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from pydantic import Field
@@ -37,7 +36,7 @@ class SoakTarget(StrictModel):
     max_iteration: int
     max_calls_per_s: float
     max_load_level: float  # the max iteration's value of `source.key` (its calls/s for rate_per_s without one)
-    value: float | int  # share_of_max x max_load_level, rounded (see soak_target_value)
+    value: int  # share_of_max x max_load_level, rounded (see soak_target_value)
 
 
 class Soak(StrictModel):
@@ -47,15 +46,10 @@ class Soak(StrictModel):
     target: SoakTarget | None = None
 
 
-def soak_target_value(max_level: float, share: float, integral: bool) -> float | int:
-    """share x max_level, rounded sensibly: to a whole number (at least 1) for counted keys such as VUs,
-    else to three significant digits (a rate of 123.4 x 0.8 = 98.7 calls/s)."""
-    raw = max_level * share
-    if integral:
-        return max(1, round(raw))
-    if raw <= 0:
-        return 0.0
-    return round(raw, 2 - math.floor(math.log10(raw)))
+def soak_target_value(max_level: float, share: float) -> int:
+    """share x max_level rounded to a whole number, at least 1: load tools take whole VUs, threads, nodes and
+    calls per second (k6 refuses a rate of 29.8)."""
+    return max(1, round(max_level * share))
 
 
 def windows(start_s: float, end_s: float, window_s: float) -> list[tuple[float, float]]:

@@ -32,14 +32,14 @@ def _matches(series: str, step: dict[str, Any]) -> bool:
     return all(len(pair) == 2 and str(step.get(pair[0])) == pair[1] for pair in pairs)
 
 
-def _max_level(row: dict[str, Any], target_from: TargetFrom) -> tuple[float, bool]:
-    """The max iteration's value of the key, and whether it counts (an int); for `rate_per_s` in a run that
-    had none, the throughput itself (calls/s is what a rate is measured in)."""
+def _max_level(row: dict[str, Any], target_from: TargetFrom) -> float:
+    """The max iteration's value of the key; for `rate_per_s` in a run that had none, the throughput itself
+    (calls/s is what a rate is measured in)."""
     value = json.loads(row["load"] or "{}").get(target_from.key)
     if isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value), isinstance(value, int)
+        return float(value)
     if target_from.key == RATE_KEY:
-        return float(row["calls_per_s"]), False
+        return float(row["calls_per_s"])
     raise SoakTargetError(
         f"load.target_from: iteration {row['iteration']} of run {row['run_id']} (its maximum, "
         f"{row['calls_per_s']:.1f} calls/s) has no number {target_from.key!r} in its load {row['load']}: "
@@ -69,7 +69,7 @@ def resolve_soak_target(warehouse: Path | Lake, target_from: TargetFrom, step: d
             f"load.target_from: run {rows[0]['run_id']} has {len(rows)} capacity series ({listed}) and "
             f"{len(matching)} match the soak's step {step}: give the step the keys of exactly one series")
     row = matching[0]
-    level, integral = _max_level(row, target_from)
+    level = _max_level(row, target_from)
     return SoakTarget(source=target_from, run_id=row["run_id"], series=row["series"], max_iteration=row["iteration"],
                       max_calls_per_s=round(row["calls_per_s"], 3), max_load_level=level,
-                      value=soak_target_value(level, target_from.share_of_max, integral))
+                      value=soak_target_value(level, target_from.share_of_max))
