@@ -34,6 +34,7 @@ class SoakTarget(StrictModel):
     run_id: str
     series: str  # the capacity series (load keys besides the level) the maximum was taken in; '' for one
     max_iteration: int
+    max_load: dict[str, Any] = Field(default_factory=dict)  # that iteration's load, as its run recorded it
     max_calls_per_s: float
     max_load_level: float  # the max iteration's value of `source.key` (its calls/s for rate_per_s without one)
     value: int  # share_of_max x max_load_level, rounded (see soak_target_value)

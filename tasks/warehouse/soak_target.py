@@ -71,5 +71,6 @@ def resolve_soak_target(warehouse: Path | Lake, target_from: TargetFrom, step: d
     row = matching[0]
     level = _max_level(row, target_from)
     return SoakTarget(source=target_from, run_id=row["run_id"], series=row["series"], max_iteration=row["iteration"],
+                      max_load=json.loads(row["load"] or "{}"),
                       max_calls_per_s=round(row["calls_per_s"], 3), max_load_level=level,
                       value=soak_target_value(level, target_from.share_of_max))
