@@ -1,7 +1,8 @@
 -- Report query behind a soak's `load.target_from` (tasks/warehouse/soak_target.py): the earlier run its
 -- target comes from and, per capacity series, the iteration with the highest throughput on the side, with
 -- its load. The run is the newest of the campaign (and scenario) with a measured maximum on that side, or
--- the run named; the caller picks the series that matches the soak's step.
+-- the run named; a soak is never one (its windows all carry the same load). The caller picks the series
+-- that matches the soak's step.
 with candidates as (
     select runs.run_id, runs.started_at
     from runs
@@ -9,6 +10,7 @@ with candidates as (
         runs.campaign = $campaign
         and ($scenario is null or runs.scenario = $scenario)
         and ($run = 'latest' or runs.run_id = $run)
+        and json_type((runs.manifest -> 'soak')) is distinct from 'OBJECT'
         and exists (
             select 1 from capacity
             where capacity.run_id = runs.run_id and capacity.side = $side and capacity.max_calls_per_s is not null

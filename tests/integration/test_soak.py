@@ -138,3 +138,20 @@ def test_the_slowing_service_drifts_and_the_steady_one_is_stable(soak):
     assert drift.loc[("server", "app2", "avg_ms"), "verdict"] == "drifting"
     assert drift.loc[("server", "app1", "avg_ms"), "verdict"] == "stable"
     assert drift.loc[("server", "app1", "calls_per_s"), "verdict"] == "stable"
+
+
+def test_show_and_the_report_give_the_verdicts_and_the_trends(soak):
+    import subprocess
+    import sys
+
+    shown = subprocess.run([str(Path(sys.executable).parent / "perfcampaign"), "show", soak["run_id"], "-w",
+                            str(soak["warehouse"]), "-f", "json"], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    drift = _query(soak, "select metric, side || ' ' || host as scope, verdict from soak_drift where run_id = $run_id")
+    shown_rows = [row for row in json.loads(shown.stdout.split("\n\n")[-1]) if "verdict" in row and "scope" in row]
+    assert {(r["scope"], r["verdict"]) for r in shown_rows} == set(zip(drift["scope"], drift["verdict"]))
+    report = soak["bundle"] / "report"
+    html = (report / "report.html").read_text()
+    assert 'id="fig-soak"' in html and f"The load came from run {soak['peak_run_id']}" in html
+    summary = (report / "summary.md").read_text()
+    assert "## Soak drift" in summary and "| avg_ms | server app2 |" in summary

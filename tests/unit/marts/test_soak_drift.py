@@ -1,9 +1,12 @@
 """soak_drift on fixture soaks: a steady host and one that slows down, a soak too short to judge, a run that is
-no soak. Slopes, intervals and R^2 are recomputed with numpy/scipy from the raw log lines."""
+no soak. Slopes, intervals and R^2 are recomputed with numpy/scipy from the raw log lines. And a soak's
+target from an earlier run's capacity (load.target_from): the right series, and clear errors before any load."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from functools import partial
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -11,7 +14,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from tasks.bundle.soak import TargetFrom
 from tasks.warehouse.ingest import ingest_bundle
+from tasks.warehouse.soak_target import SoakTargetError, resolve_soak_target
 from tests.bundles import write_bundle
 
 START = datetime(2026, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
@@ -27,11 +32,17 @@ def _elapsed_ms(host: str, window: int, n: int) -> int:
     return 10 + wobble + (2 * window if host == "app2" else 0)
 
 
-def _log(host: str, windows: int) -> str:
+def _ramp_calls(window: int) -> int:
+    """The non-soak run is a ramp in two series (message sizes): 1 to 5 VUs, throughput rising with them."""
+    return 24 * (window % 5 + 1)
+
+
+def _log(host: str, windows: int, calls_of=lambda window: CALLS) -> str:
     lines = []
     for window in range(windows):
-        for n in range(CALLS):
-            at = START + timedelta(seconds=WINDOW_S * window + WINDOW_S * n / CALLS)
+        calls = calls_of(window)
+        for n in range(calls):
+            at = START + timedelta(seconds=WINDOW_S * window + WINDOW_S * n / calls)
             status = 500 if host == "app2" and n % 40 == window % 40 else 200
             lines.append(f'10.0.0.1 - - [{at:%d/%b/%Y:%H:%M:%S} +0000] "POST /echo HTTP/1.1" {status} 12 '
                          f'{_elapsed_ms(host, window, n)}')
@@ -39,14 +50,18 @@ def _log(host: str, windows: int) -> str:
 
 
 def _soak(root, windows: int, soak: dict | None, run_id: str):
+    """A soak of equal windows at 4 VUs, or (soak None) a ramp of 1 to 5 VUs over two message sizes."""
+    def load(window: int) -> dict:
+        return {"vus": 4} if soak else {"vus": window % 5 + 1, "message_size": 1024 if window < 5 else 2048}
+
     iterations = [{"index": w + 1, "start": (START + timedelta(seconds=WINDOW_S * w)).isoformat(),
-                   "end": (START + timedelta(seconds=WINDOW_S * (w + 1))).isoformat(), "load": {"vus": 4}}
+                   "end": (START + timedelta(seconds=WINDOW_S * (w + 1))).isoformat(), "load": load(w)}
                   for w in range(windows)]
     sources = [{"kind": "access_log", "host": host, "path": f"{host}.log", "preset": "tomcat_common_d",
                 "duration_unit": "ms"} for host in ("app1", "app2")]
     extra = {"soak": soak} if soak else {}
-    return write_bundle(root, {f"{host}.log": _log(host, windows) for host in ("app1", "app2")}, sources, iterations,
-                        run_id=run_id, thresholds=THRESHOLDS, **extra)
+    logs = {f"{host}.log": _log(host, windows, *([] if soak else [_ramp_calls])) for host in ("app1", "app2")}
+    return write_bundle(root, logs, sources, iterations, run_id=run_id, thresholds=THRESHOLDS, **extra)
 
 
 @pytest.fixture(scope="module")
@@ -120,3 +135,36 @@ def test_a_soak_of_two_windows_is_too_short_to_judge_and_a_plain_run_has_no_rows
     assert len(short) and set(short["verdict"]) == {"too short to judge"}
     assert short["finding"].str.contains("at least 5 are needed").all()
     assert _rows(warehouse, "plain").empty
+
+
+def _target_from(**given) -> TargetFrom:
+    return TargetFrom(**{"campaign": "test", "share_of_max": 0.8, "side": "server", **given})
+
+
+def test_the_target_is_a_share_of_the_load_of_the_highest_throughput_in_the_matching_series(warehouse):
+    target = resolve_soak_target(warehouse, _target_from(run="plain"), {"message_size": 2048})
+    # series message_size=2048 is windows 6-10 at 1-5 VUs; the most calls (5 x 24 per host) at iteration 10
+    assert (target.run_id, target.series, target.max_iteration) == ("plain", "message_size=2048", 10)
+    assert target.max_calls_per_s == pytest.approx(2 * _ramp_calls(9) / WINDOW_S)
+    assert (target.max_load_level, target.value) == (5, 4)  # 0.8 x 5 VUs
+    assert target.max_load == {"vus": 5, "message_size": 2048}
+    # latest: the newest run with a measured maximum that is no soak (the soaks here start at the same time)
+    assert resolve_soak_target(warehouse, _target_from(), {"message_size": 1024}).run_id == "plain"
+
+
+def test_no_matching_run_or_series_is_a_clear_error(warehouse):
+    with pytest.raises(SoakTargetError, match=r"no run of campaign 'nope', its latest run, with a measured maximum "
+                                              r"on the server side"):
+        resolve_soak_target(warehouse, _target_from(campaign="nope"), {})
+    with pytest.raises(SoakTargetError, match=r"run plain has 2 capacity series \('message_size=1024', "
+                                              r"'message_size=2048'\) and 0 match the soak's step"):
+        resolve_soak_target(warehouse, _target_from(run="plain"), {"message_size": 512})
+
+
+def test_a_soak_without_its_earlier_run_fails_before_the_stage_is_touched(warehouse, tmp_path):
+    from tasks.campaign.run import open_run
+
+    scenario = Path(__file__).parents[3] / "campaigns" / "scenarios" / "soak-share-of-peak.yaml"
+    with pytest.raises(SoakTargetError, match="no run of campaign 'demo', scenario 'ramp-vus'"):
+        open_run(scenario, tmp_path / "work", resolve_target=partial(resolve_soak_target, warehouse))
+    assert not (tmp_path / "work").exists()  # no bundle folder: nothing was started
