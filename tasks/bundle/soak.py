@@ -13,6 +13,10 @@ from pydantic import Field
 
 from tasks.bundle.strict import NAME_PATTERN, StrictModel
 
+class SoakTargetError(ValueError):
+    """No earlier run, or none that says which load a soak should run at; the message says what was looked for."""
+
+
 RATE_KEY = "rate_per_s"  # an arrival rate is in calls/s: a share of the peak throughput when the peak run has none
 
 

@@ -8,25 +8,30 @@ by their times.
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Callable
 
 from tasks.bundle.manifest import Iteration
-from tasks.bundle.soak import Soak, SoakTarget, TargetFrom, windows
-from tasks.campaign.spec import Campaign
+from tasks.bundle.soak import Soak, SoakTarget, SoakTargetError, TargetFrom, windows
+from tasks.campaign.spec import Campaign, CampaignError
 
 TargetResolver = Callable[[TargetFrom, dict[str, Any]], SoakTarget]  # the warehouse's, passed in by the flow
 
 
-def soak_of(campaign: Campaign, resolve_target: TargetResolver | None) -> Soak | None:
-    """The soak's record: its windows, and the target taken from an earlier run's capacity (None: no soak)."""
+def soak_of(campaign: Campaign, campaign_file: Path, resolve_target: TargetResolver | None) -> Soak | None:
+    """The soak's record: its windows, and the target taken from an earlier run's capacity (None: no soak).
+    A target that cannot be found is a CampaignError naming the file."""
     load = campaign.load
     if not (load.soak_window_s or load.target_from):
         return None
     target = None
     if load.target_from:
         if resolve_target is None:
-            raise ValueError("load.target_from needs a warehouse to read the earlier run from")
-        target = resolve_target(load.target_from, load.steps[0])
+            raise CampaignError(f"{campaign_file}: load.target_from needs a warehouse to read the earlier run from")
+        try:
+            target = resolve_target(load.target_from, load.steps[0])
+        except SoakTargetError as exc:
+            raise CampaignError(f"{campaign_file}: {exc}") from None
     return Soak(window_s=load.soak_window_s, target=target)
 
 

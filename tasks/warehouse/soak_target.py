@@ -10,14 +10,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tasks.bundle.soak import RATE_KEY, SoakTarget, TargetFrom, soak_target_value
+from tasks.bundle.soak import RATE_KEY, SoakTarget, SoakTargetError, TargetFrom, soak_target_value
 from tasks.warehouse.connection import WarehouseError, open_warehouse
 from tasks.warehouse.engines import Lake
 from tasks.warehouse.models import model_sql
 
-
-class SoakTargetError(ValueError):
-    """No earlier run, or none that says which load a soak should run at; the message says what was looked for."""
+__all__ = ["SoakTargetError", "resolve_soak_target"]
 
 
 def _wanted(target_from: TargetFrom) -> str:

@@ -163,8 +163,10 @@ def test_no_matching_run_or_series_is_a_clear_error(warehouse):
 
 def test_a_soak_without_its_earlier_run_fails_before_the_stage_is_touched(warehouse, tmp_path):
     from tasks.campaign.run import open_run
+    from tasks.campaign.spec import CampaignError
 
     scenario = Path(__file__).parents[3] / "campaigns" / "scenarios" / "soak-share-of-peak.yaml"
-    with pytest.raises(SoakTargetError, match="no run of campaign 'demo', scenario 'ramp-vus'"):
+    with pytest.raises(CampaignError, match="soak-share-of-peak.yaml: load.target_from: no run of campaign 'demo', "
+                                            "scenario 'ramp-vus'"):
         open_run(scenario, tmp_path / "work", resolve_target=partial(resolve_soak_target, warehouse))
     assert not (tmp_path / "work").exists()  # no bundle folder: nothing was started
