@@ -95,7 +95,9 @@ fits as (
         max(windows.ended_s) filter (where points.value is not null)
             - min(windows.started_s) filter (where points.value is not null) as span_s,
         avg(points.value) as level,
-        regr_slope(points.value, windows.middle_s / 3600) as slope_per_h,
+        -- regr_slope is NaN for a single window; this is NULL there
+        regr_sxy(points.value, windows.middle_s / 3600) / nullif(regr_sxx(points.value, windows.middle_s / 3600), 0)
+            as slope_per_h,
         regr_r2(points.value, windows.middle_s / 3600) as r2,
         sqrt(greatest(regr_syy(points.value, windows.middle_s / 3600)
             - regr_sxy(points.value, windows.middle_s / 3600) ^ 2 / nullif(regr_sxx(points.value, windows.middle_s / 3600), 0), 0)
