@@ -1,14 +1,15 @@
 -- The 97.5 % quantile of Student's t distribution with df degrees of freedom: the factor of a two-sided
 -- 95 % confidence interval from a standard error (soak_drift's slopes). DuckDB has no t distribution: a
--- table to four decimals up to df 30, beyond it the Cornish-Fisher expansion around the normal quantile
+-- table to six decimals up to df 30, beyond it the Cornish-Fisher expansion around the normal quantile
 -- (within 2e-6 of the exact value for df > 30). NULL for df < 1.
 -- upstream: none
 create or replace temp macro t_quantile_975(df) as
     case
         when df < 1 then null
-        when df <= 30 then [12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281,
-                            2.2010, 2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860,
-                            2.0796, 2.0739, 2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423][df::integer]
+        when df <= 30 then [12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004,
+                            2.262157, 2.228139, 2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905,
+                            2.109816, 2.100922, 2.093024, 2.085963, 2.079614, 2.073873, 2.068658, 2.063899,
+                            2.059539, 2.055529, 2.051831, 2.048407, 2.045230, 2.042272][df::integer]
         else 1.959963985
             + (1.959963985 ^ 3 + 1.959963985) / (4 * df)
             + (5 * 1.959963985 ^ 5 + 16 * 1.959963985 ^ 3 + 3 * 1.959963985) / (96 * df ^ 2)

@@ -116,12 +116,15 @@ def _fit(values: np.ndarray, middles_h: np.ndarray, scale: float) -> tuple[float
 
 
 def test_the_slowing_service_drifts_and_the_steady_one_is_stable(soak):
+    """Every server host's slope, interval and verdict as numpy and scipy give them from the access logs; app2
+    drifts, app1's latency is stable and none of app1's figures drifts (its throughput and p95 may be
+    inconclusive on a busy machine: k6 starts late and the last window ends after the load)."""
     drift = _query(soak, "select * from soak_drift where run_id = $run_id").set_index(["side", "host", "metric"])
     windows = _windows(soak)
     middles_h = np.array([((start - windows[0][0]) + (end - start) / 2).total_seconds() / 3600 for start, end in windows])
     logs = {s["host"]: access_log(soak["bundle"] / s["path"]) for s in soak["manifest"]["sources"] if s["kind"] == "access_log"}
     for host, rows in logs.items():
-        calls = rows[(rows["method"] == "POST") & rows["path"].str.startswith("/echo")].assign(ms=lambda f: f["elapsed_us"] / 1000, error=lambda f: f["status"].astype(int) >= 500)
+        calls = rows[(rows["method"] == "POST") & rows["path"].str.startswith("/echo")].assign(ms=lambda f: f["elapsed_us"] / 1000)
         per_window = [calls[(calls["started_at"] >= start) & (calls["started_at"] < end)] for start, end in windows]
         values = {
             "avg_ms": np.array([w["ms"].mean() for w in per_window]),
@@ -131,13 +134,17 @@ def test_the_slowing_service_drifts_and_the_steady_one_is_stable(soak):
         for metric, series in values.items():
             slope, low, high = _fit(series, middles_h, 100 / series.mean())
             row = drift.loc[("server", host, metric)]
+            close = 1e-5 * (high - low)  # the interval's factor t is tabled to six decimals
             assert row["slope_pct_per_h"] == pytest.approx(slope, rel=1e-6, abs=1e-6), (host, metric)
-            assert row["ci_low_pct_per_h"] == pytest.approx(low, rel=1e-4, abs=1e-3), (host, metric)
-            assert row["ci_high_pct_per_h"] == pytest.approx(high, rel=1e-4, abs=1e-3), (host, metric)
-    print(drift[["windows", "level", "slope_pct_per_h", "ci_low_pct_per_h", "ci_high_pct_per_h", "r2", "verdict"]].to_string())
+            assert row["ci_low_pct_per_h"] == pytest.approx(low, abs=close), (host, metric)
+            assert row["ci_high_pct_per_h"] == pytest.approx(high, abs=close), (host, metric)
+            tolerance = THRESHOLDS[f"{metric}_drift_max_pct_per_h"]
+            expected = ("stable" if -tolerance <= low and high <= tolerance
+                        else "drifting" if low > tolerance or high < -tolerance else "inconclusive")
+            assert row["verdict"] == expected, (host, metric, low, high)
     assert drift.loc[("server", "app2", "avg_ms"), "verdict"] == "drifting"
     assert drift.loc[("server", "app1", "avg_ms"), "verdict"] == "stable"
-    assert drift.loc[("server", "app1", "calls_per_s"), "verdict"] == "stable"
+    assert "drifting" not in set(drift.loc[("server", "app1"), "verdict"])
 
 
 def test_show_and_the_report_give_the_verdicts_and_the_trends(soak):
