@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from scipy import stats
 
 from tasks.warehouse.ingest import ingest_bundle
 from tests.echo_stage import free_ports
+from tests.independent import drift_fit, drift_verdict
 from tests.integration.test_demo_stage import access_log
 
 pytestmark = pytest.mark.integration
@@ -107,14 +107,6 @@ def _windows(soak) -> list[tuple[pd.Timestamp, pd.Timestamp]]:
     return [(pd.Timestamp(it["start"]), pd.Timestamp(it["end"])) for it in soak["manifest"]["iterations"]]
 
 
-def _fit(values: np.ndarray, middles_h: np.ndarray, scale: float) -> tuple[float, float, float]:
-    slope, intercept = np.polyfit(middles_h, values, 1)
-    residuals = values - (slope * middles_h + intercept)
-    centred = middles_h - middles_h.mean()
-    half = stats.t.ppf(0.975, len(values) - 2) * np.sqrt(residuals @ residuals / (len(values) - 2) / (centred @ centred))
-    return slope * scale, (slope - half) * scale, (slope + half) * scale
-
-
 def test_the_slowing_service_drifts_and_the_steady_one_is_stable(soak):
     """Every server host's slope, interval and verdict as numpy and scipy give them from the access logs; app2
     drifts, app1's latency is stable and none of app1's figures drifts (its throughput and p95 may be
@@ -132,16 +124,14 @@ def test_the_slowing_service_drifts_and_the_steady_one_is_stable(soak):
             "calls_per_s": np.array([len(w) / (end - start).total_seconds() for w, (start, end) in zip(per_window, windows)]),
         }
         for metric, series in values.items():
-            slope, low, high = _fit(series, middles_h, 100 / series.mean())
+            slope, low, high, _ = drift_fit(middles_h, series, 100 / series.mean())
             row = drift.loc[("server", host, metric)]
             close = 1e-5 * (high - low)  # the interval's factor t is tabled to six decimals
             assert row["slope_pct_per_h"] == pytest.approx(slope, rel=1e-6, abs=1e-6), (host, metric)
             assert row["ci_low_pct_per_h"] == pytest.approx(low, abs=close), (host, metric)
             assert row["ci_high_pct_per_h"] == pytest.approx(high, abs=close), (host, metric)
             tolerance = THRESHOLDS[f"{metric}_drift_max_pct_per_h"]
-            expected = ("stable" if -tolerance <= low and high <= tolerance
-                        else "drifting" if low > tolerance or high < -tolerance else "inconclusive")
-            assert row["verdict"] == expected, (host, metric, low, high)
+            assert row["verdict"] == drift_verdict(low, high, tolerance), (host, metric, low, high)
     assert drift.loc[("server", "app2", "avg_ms"), "verdict"] == "drifting"
     assert drift.loc[("server", "app1", "avg_ms"), "verdict"] == "stable"
     assert "drifting" not in set(drift.loc[("server", "app1"), "verdict"])

@@ -12,12 +12,12 @@ import duckdb
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
 
 from tasks.bundle.soak import TargetFrom
 from tasks.warehouse.ingest import ingest_bundle
 from tasks.warehouse.soak_target import SoakTargetError, resolve_soak_target
 from tests.bundles import write_bundle
+from tests.independent import drift_fit, drift_verdict
 
 START = datetime(2026, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
 WINDOW_S = 60
@@ -87,18 +87,6 @@ def _raw(host: str, windows: int) -> pd.DataFrame:
     return frame
 
 
-def _expected(values: np.ndarray, scale: float) -> tuple[float, float, float, float]:
-    """OLS slope per hour over the windows' middles, its 95 % interval and R^2, times `scale`."""
-    x = (np.arange(len(values)) * WINDOW_S + WINDOW_S / 2) / 3600
-    slope, intercept = np.polyfit(x, values, 1)
-    residuals = values - (slope * x + intercept)
-    se = np.sqrt(residuals @ residuals / (len(x) - 2) / ((x - x.mean()) @ (x - x.mean())))
-    half = stats.t.ppf(0.975, len(x) - 2) * se
-    spread = (values - values.mean()) @ (values - values.mean())
-    r2 = 1 - residuals @ residuals / spread if spread else 1.0
-    return slope * scale, (slope - half) * scale, (slope + half) * scale, r2
-
-
 def test_a_slowing_host_drifts_and_a_steady_one_is_stable(warehouse):
     rows = _rows(warehouse, "long").set_index(["side", "host", "metric"])
     for host in ("app1", "app2"):
@@ -111,7 +99,8 @@ def test_a_slowing_host_drifts_and_a_steady_one_is_stable(warehouse):
         }
         for metric, values in per_window.items():
             scale = 100 if metric == "error_rate" else 100 / values.mean()
-            slope, low, high, r2 = _expected(values, scale)
+            middles_h = (np.arange(len(values)) * WINDOW_S + WINDOW_S / 2) / 3600
+            slope, low, high, r2 = drift_fit(middles_h, values, scale)
             row = rows.loc[("server", host, metric)]
             assert row["windows"] == 10
             assert row["slope_pct_per_h"] == pytest.approx(slope, abs=1e-6)
@@ -119,9 +108,7 @@ def test_a_slowing_host_drifts_and_a_steady_one_is_stable(warehouse):
             assert row["ci_high_pct_per_h"] == pytest.approx(high, abs=1e-3)
             assert row["r2"] == pytest.approx(r2, abs=1e-9)
             tolerance = THRESHOLDS[f"{metric}_drift_max_{'pp' if metric == 'error_rate' else 'pct'}_per_h"]
-            expected = ("stable" if -tolerance <= low and high <= tolerance
-                        else "drifting" if low > tolerance or high < -tolerance else "inconclusive")
-            assert row["verdict"] == expected, (host, metric, low, high)
+            assert row["verdict"] == drift_verdict(low, high, tolerance), (host, metric, low, high)
     assert rows.loc[("server", "app2", "avg_ms"), "verdict"] == "drifting"
     assert rows.loc[("server", "app2", "p95_ms"), "verdict"] == "drifting"
     assert rows.loc[("server", "app1", "avg_ms"), "verdict"] == "stable"
