@@ -26,6 +26,7 @@ NO_SAMPLE_DATA = {
     "int_clock_moves": "no clock to correct",
     "change_points": "one run per campaign: no history to analyse",
     "history_exclusions": "no failed, invalid or excluded run",
+    "soak_drift": "no soak (its grain is checked on the fixture soaks of tests/unit/marts/test_soak_drift.py)",
 }
 
 

@@ -88,7 +88,10 @@ def _raw(host: str, windows: int) -> pd.DataFrame:
 
 
 def test_a_slowing_host_drifts_and_a_steady_one_is_stable(warehouse):
-    rows = _rows(warehouse, "long").set_index(["side", "host", "metric"])
+    rows = _rows(warehouse, "long")
+    assert not rows.duplicated(["metric", "side", "host", "subject"]).any()  # the grain is a key
+    assert len(rows) == 3 * 4  # 4 metrics x (app1, app2, *) on the server side; no client, no jstat here
+    rows = rows.set_index(["side", "host", "metric"])
     for host in ("app1", "app2"):
         raw = _raw(host, 10).groupby("window")
         per_window = {
