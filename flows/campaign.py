@@ -8,6 +8,7 @@ bundle always written.
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,8 @@ from tasks.report.steps import report_task
 from tasks.settings import WORK_DIR, artifact_key
 from tasks.store.steps import store_task
 from tasks.validate.steps import validate_task
+from tasks.warehouse.connection import warehouse_path
+from tasks.warehouse.soak_target import resolve_soak_target
 from tasks.warehouse.steps import ingest_task
 from tasks.warehouse.verdicts import verdicts_markdown
 
@@ -80,7 +83,8 @@ def campaign_flow(
     """Run one campaign end to end and return its run_id; the bundle is stored and ingested even on failure."""
     from prefect.runtime import flow_run
 
-    run = open_run(Path(campaign_file), Path(work_dir), (overrides or RunOverrides()).dotted())
+    soak_target = partial(resolve_soak_target, warehouse_path(warehouse))  # a soak's load.target_from
+    run = open_run(Path(campaign_file), Path(work_dir), (overrides or RunOverrides()).dotted(), soak_target)
     _ACTIVE[str(flow_run.id)] = run
     get_run_logger().info("run %s: bundle in %s", run.run_id, run.bundle)
     progress = create_progress_artifact(0.0, key=artifact_key("campaign", run.campaign.campaign), description=run.run_id)

@@ -77,3 +77,24 @@ def independent_sar(text: str) -> tuple[pd.DataFrame, pd.DataFrame]:
         for column in frame.columns[1:-1]:
             frame[column] = frame[column].astype(float)
     return frames[0], frames[1]
+
+
+def drift_fit(middles_h: np.ndarray, values: np.ndarray, scale: float) -> tuple[float, float, float, float]:
+    """An OLS line through per-window values (numpy), its slope's two-sided 95 % interval (scipy's t) and R^2;
+    slope and interval times `scale` (100 / level: % of the level per hour)."""
+    from scipy import stats
+
+    slope, intercept = np.polyfit(middles_h, values, 1)
+    residuals = values - (slope * middles_h + intercept)
+    centred = middles_h - middles_h.mean()
+    half = stats.t.ppf(0.975, len(values) - 2) * np.sqrt(residuals @ residuals / (len(values) - 2) / (centred @ centred))
+    spread = (values - values.mean()) @ (values - values.mean())
+    r2 = 1 - residuals @ residuals / spread if spread else 1.0
+    return slope * scale, (slope - half) * scale, (slope + half) * scale, r2
+
+
+def drift_verdict(low: float, high: float, tolerance: float) -> str:
+    """The soak verdict as docs/warehouse.md states it: the interval inside [-T, T], entirely outside, or neither."""
+    if -tolerance <= low and high <= tolerance:
+        return "stable"
+    return "drifting" if low > tolerance or high < -tolerance else "inconclusive"

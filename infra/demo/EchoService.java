@@ -9,6 +9,8 @@
 // POST /admin/settings?workers=W&delay_ms=N changes the running instance (either may be left out): W worker
 // threads, and a delay every later /echo call waits on top of its own delay_ms; GET or POST answers
 // `workers=W delay_ms=N`. Stage hooks (campaign before_step) scale the service between load steps with it.
+// --slowdown-ms-per-s R (soak tests): every POST /echo waits R ms more for each second since the first
+// /echo call, a service that slows down steadily as a leaking one does (R=2: 0 ms at first, 40 ms after 20 s).
 // Access log pattern: %h %l %u %t "%r" %s %b %D, with %t the request start and %D in microseconds (as Tomcat 10+ and Jetty write it: a sub-millisecond
 // echo needs that resolution, or every fast call would log 0).
 // Single file, JDK 17, no dependencies: run with the source-file launcher, no build step.
@@ -49,6 +51,19 @@ public class EchoService {
     final AtomicLong adminDelayMs = new AtomicLong();
     ThreadPoolExecutor pool;
     final BufferedWriter log;
+    // --- slowdown (soak tests): a delay growing with the time since the first /echo call ---
+    double slowdownMsPerS = 0;
+    final AtomicLong firstEchoNs = new AtomicLong(Long.MIN_VALUE);
+
+    long slowdownMs(long nowNs) {
+        if (slowdownMsPerS <= 0) {
+            return 0;
+        }
+        firstEchoNs.compareAndSet(Long.MIN_VALUE, nowNs);
+        double seconds = (nowNs - firstEchoNs.get()) / 1e9;
+        return Math.min(10_000, Math.round(slowdownMsPerS * seconds));
+    }
+    // --- end slowdown ---
 
     EchoService(BufferedWriter log) {
         this.log = log;
@@ -110,6 +125,7 @@ public class EchoService {
         BufferedWriter log = new BufferedWriter(
                 new OutputStreamWriter(new FileOutputStream(logPath, true), StandardCharsets.UTF_8));
         EchoService service = new EchoService(log);
+        service.slowdownMsPerS = Double.parseDouble(opts.getOrDefault("--slowdown-ms-per-s", "0"));
         ExecutorService workers = Executors.newFixedThreadPool(WORKERS);
         service.pool = (ThreadPoolExecutor) workers;
         HttpServer server = HttpServer.create(new InetSocketAddress(bind, port), 256);
@@ -150,7 +166,7 @@ public class EchoService {
                 if (n % SLOW_EVERY == 0) {
                     Thread.sleep(SLOW_MS);
                 }
-                Thread.sleep(delayMs(exchange.getRequestURI().getQuery()) + adminDelayMs.get());
+                Thread.sleep(delayMs(exchange.getRequestURI().getQuery()) + adminDelayMs.get() + slowdownMs(startNs));
                 status = 200;
                 body = request;
             } else if (path.equals("/admin/settings")) {
@@ -229,7 +245,7 @@ public class EchoService {
         String value = opts.get(key);
         if (value == null) {
             throw new IllegalArgumentException("missing " + key
-                    + " (usage: --port P --access-log FILE --name NAME [--bind 127.0.0.1])");
+                    + " (usage: --port P --access-log FILE --name NAME [--bind 127.0.0.1] [--slowdown-ms-per-s R])");
         }
         return value;
     }

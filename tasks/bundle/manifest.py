@@ -24,6 +24,7 @@ from yaml import YAMLError
 from tasks.bundle.hooks import HookRun
 from tasks.bundle.kinds import KINDS
 from tasks.bundle.load import load_matches
+from tasks.bundle.soak import Soak
 from tasks.bundle.strict import (
     StrictModel,
     check_keys,
@@ -230,6 +231,7 @@ class Manifest(StrictModel):
     capacity: CapacityOptions = Field(default_factory=CapacityOptions)
     history: HistoryOptions = Field(default_factory=HistoryOptions)
     hooks: list[HookRun] = Field(default_factory=list)  # stage hooks run around the iterations
+    soak: Soak | None = None  # a soak's windows and the run its target came from (tasks/bundle/soak.py)
 
     @field_validator("thresholds", mode="before")
     @classmethod

@@ -20,6 +20,14 @@ THRESHOLDS: dict[str, float] = {
     "old_gen_full_pct": 90,
     "container_mem_growth_max_pct_per_h": 5,
     "trend_min_span_s": 300,
+    # soak drift (soak_drift, docs/warehouse.md): tolerated slope per hour, in % of the soak's mean level
+    # (the error rate: percentage points; the old generation: old_gen_growth_max_pct_per_h above), and the
+    # fewest windows a trend is judged on
+    "avg_ms_drift_max_pct_per_h": 2,
+    "p95_ms_drift_max_pct_per_h": 2,
+    "calls_per_s_drift_max_pct_per_h": 2,
+    "error_rate_drift_max_pp_per_h": 0.1,
+    "drift_min_windows": 5,
     "net_per_call_max_ratio": 3,
     # network, disks and processes (sar, pidstat)
     "nic_link_gbps": 10,

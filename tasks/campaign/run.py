@@ -16,7 +16,9 @@ from typing import Any
 
 from tasks.bundle.hooks import HookRun
 from tasks.bundle.manifest import Iteration, Manifest, Source
+from tasks.bundle.soak import Soak, step_with_target
 from tasks.bundle.writer import write_manifest
+from tasks.campaign.soak import TargetResolver, soak_of, unpinned, window_iterations
 from tasks.campaign.spec import Campaign, load_campaign
 from tasks.loadtools.base import LoadTool, Running, StepResult
 from tasks.loadtools.jmeter import JMeterTool
@@ -78,23 +80,32 @@ class CampaignRun:
     status_reason: str | None = None
     stop_reason: str | None = None
     done: set[str] = field(default_factory=set)  # closing phases already carried out
+    soak: Soak | None = None  # a soak's windows and where its target came from
 
     @property
     def finished(self) -> bool:
         return "manifest" in self.done
 
 
-def open_run(campaign_file: Path, data_dir: Path, overrides: dict[str, Any] | None = None) -> CampaignRun:
-    """Validate the campaign, name the run, make its local bundle folder and its transports."""
+def open_run(campaign_file: Path, data_dir: Path, overrides: dict[str, Any] | None = None,
+             resolve_target: TargetResolver | None = None) -> CampaignRun:
+    """Validate the campaign, name the run, make its local bundle folder and its transports.
+
+    A soak's `load.target_from` is resolved here (`resolve_target` reads the warehouse), so a missing earlier
+    run fails before the stage is touched.
+    """
     campaign_file = Path(campaign_file)
     first = load_campaign(campaign_file, overrides)  # validation before anything is touched
+    soak = soak_of(first, campaign_file, resolve_target)
     run_id = f"{first.campaign}-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"
     run_dir = f"{first.workdir.rstrip('/')}/{run_id}"
     variables = {"repo": str(REPO), "venv_bin": str(Path(sys.executable).parent), "run_id": run_id, "run_dir": run_dir}
     campaign = load_campaign(campaign_file, overrides, variables)
     bundle = Path(data_dir) / "runs" / run_id
     bundle.mkdir(parents=True, exist_ok=False)
-    run = CampaignRun(campaign, campaign_file, run_id, bundle, run_dir)
+    run = CampaignRun(campaign, campaign_file, run_id, bundle, run_dir, soak=soak)
+    if soak and soak.target:
+        campaign.load.steps[0] = step_with_target(campaign.load.steps[0], soak.target)
     run.transports = {name: open_transport(host, name) for name, host in campaign.hosts.items()}
     run.lease = Lease(run.transports, f"{run_dir}/lease")
     tool_class = K6Tool if campaign.load.tool == "k6" else JMeterTool
@@ -136,6 +147,8 @@ def start_all_monitors(run: CampaignRun) -> None:
 def _add_sources(run: CampaignRun, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Record collected files as manifest sources (role from the host unless the collector set one)."""
     roles = {name: host.role for name, host in run.campaign.hosts.items()}
+    if run.soak and run.soak.window_s:
+        found = unpinned(found)
     run.sources += [Source(**{**found_source, "role": found_source.get("role") or roles.get(found_source["host"], "sut")})
                     for found_source in found]
     return found
@@ -187,7 +200,10 @@ def _record_iteration(run: CampaignRun, index: int, step: dict[str, Any], runnin
         run.problems.append(f"iteration {index}: the tool's times could not be read ({exc}); the controller's kept")
         start = end = None
     start, end = _ms(start or started_at), _ms(end or datetime.now(timezone.utc))
-    run.iterations.append(Iteration(index=index, start=start, end=end, load=step, warmup_s=run.campaign.load.warmup_s))
+    if run.soak and run.soak.window_s:
+        run.iterations += window_iterations(index, start, end, step, run.soak.window_s, run.campaign.load.warmup_s)
+    else:
+        run.iterations.append(Iteration(index=index, start=start, end=end, load=step, warmup_s=run.campaign.load.warmup_s))
     return start, end
 
 
@@ -302,6 +318,7 @@ def manifest_of(run: CampaignRun) -> Manifest:
         iterations=run.iterations, requirements=run.campaign.requirements, sources=run.sources,
         thresholds=run.campaign.thresholds, capacity=run.campaign.capacity, history=run.campaign.history,
         hooks=run.hooks,
+        soak=run.soak,
     )
     if not run.iterations or not run.sources:
         # Nothing ran, or nothing could be collected: not a loadable bundle, but the record of why is kept.

@@ -123,7 +123,8 @@ class Campaign(StrictModel):
 # What an ad-hoc run (the Prefect form, `--set`) may change: durations, steps, load sizes and the values of
 # variables the campaign file declares. Hosts, commands, paths and the store come from the campaign file in
 # the repository: whoever can start a flow run must not be able to choose what runs where (docs/security.md).
-OVERRIDABLE = ("load.duration_s", "load.pause_s", "load.warmup_s", "load.steps", "load.ramp.start", "load.ramp.start.*",
+OVERRIDABLE = ("load.duration_s", "load.pause_s", "load.warmup_s", "load.soak_window_s", "load.steps",
+               "load.ramp.start", "load.ramp.start.*",
                "load.ramp.factor", "load.ramp.increment", "load.ramp.max_steps", "vars.*",
                "load.matrix", "load.matrix.*")  # matrix: a step's values, as load.steps
 

@@ -114,6 +114,24 @@ def show(
         write_rows(columns, rows, fmt, title=f"{run_id}: requirements")
     write_matrix(run_id, _query(warehouse, model_sql("reports/show_matrix"), params)[1], fmt)
     write_hooks(run_id, *_query(warehouse, model_sql("reports/show_hooks"), params), fmt)
+    show_soak(warehouse, run_id, fmt)
+
+
+def show_soak(warehouse: Path | None, run_id: str, fmt: str) -> None:
+    """A soak's part of `show`: where its load came from and its drift verdicts (mart soak_drift)."""
+    columns, rows = _query(warehouse, model_sql("reports/report_soak"), {"run_id": run_id})
+    if not rows:
+        return
+    soak = dict(zip(columns, rows[0]))
+    if soak["source_run_id"] and fmt == "table":
+        typer.echo("\n" + printable(
+            f"{run_id}: soak at {soak['target_key']}={soak['target_value']:g}, {soak['share_of_max']:g} x "
+            f"{soak['max_load_level']:g} of run {soak['source_run_id']} (its maximum {soak['max_calls_per_s']:.1f} "
+            f"calls/s at iteration {soak['max_iteration']}: {soak['max_load']})"))
+    columns, rows = _query(warehouse, model_sql("reports/show_soak"), {"run_id": run_id})
+    if rows:
+        typer.echo("")
+        write_rows(columns, rows, fmt, title=f"{run_id}: soak drift per hour over {soak['windows']} windows")
 
 
 app.command("report")(report_command)

@@ -6,6 +6,7 @@ from typing import Any, Literal, Union
 
 from pydantic import Field, model_validator
 
+from tasks.bundle.soak import TargetFrom
 from tasks.bundle.strict import StrictModel
 
 
@@ -56,6 +57,9 @@ class Load(StrictModel):
     # Matrix steps (docs/campaign-format.md "Matrix"): every combination of the values, first key outermost;
     # alone, each combination is one step; with a ramp, each combination is a series the ramp runs through.
     matrix: dict[str, list[Scalar]] | None = None
+    # soak (docs/campaign-format.md "Soak"): one step cut into windows, its load maybe from an earlier run
+    soak_window_s: float | None = Field(default=None, gt=0)
+    target_from: TargetFrom | None = None
 
     @model_validator(mode="after")
     def _steps_or_ramp(self) -> "Load":
@@ -70,4 +74,10 @@ class Load(StrictModel):
                 raise ValueError(f"matrix.{key} is empty")
             if self.ramp is not None and key in self.ramp.start:
                 raise ValueError(f"matrix.{key} is also in ramp.start: give its values in one place")
+        if (self.soak_window_s or self.target_from) and (self.steps is None or len(self.steps) != 1):
+            raise ValueError("a soak (soak_window_s, target_from) is one step: give steps with exactly one step")
+        if self.soak_window_s and self.soak_window_s > self.duration_s:
+            raise ValueError(f"soak_window_s {self.soak_window_s:g} is longer than duration_s {self.duration_s:g}")
+        if self.soak_window_s and self.warmup_s >= self.soak_window_s:
+            raise ValueError(f"warmup_s {self.warmup_s:g} must be shorter than soak_window_s (it is the first window's)")
         return self

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from tasks.report import history, sections, sections_more
+from tasks.report import history, sections, sections_more, soak
 from tasks.report.charts import all_charts
 from tasks.report.data import ReportData, load_report_data
 from tasks.report.fmt import is_missing
@@ -53,6 +53,7 @@ def render_html(data: ReportData, generated_at: datetime) -> str:
         ("requirements", "Requirements", sections.requirements(data)),
         ("capacity", "Capacity: throughput and response time against load", sections.capacity(data, charts)),
         ("timeline", "Time line", sections.timeline(charts)),
+        *([("soak", "Soak: drift over its windows", soak.section(data))] if soak.is_soak(data) else []),
         ("iterations", "Iterations", sections.iterations(data)),
         ("background", "Background load", sections.background(data)),
         ("client-server", "Client against server", sections.client_server(data)),

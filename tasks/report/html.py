@@ -54,6 +54,8 @@ STATUS_CLASS = {
     "holds": "pass", "pass": "pass", "ok": "pass", "same": "", "better": "pass", "scales": "pass",
     "broken": "fail", "FAIL": "fail", "fail": "fail", "WORSE": "fail", "worse": "fail", "saturated": "warn", "warn": "warn",
     "NEW": "fail", "not judged": "skip", "no baseline": "skip", "untested": "skip", "n/a": "skip",
+    # soak_drift verdicts
+    "stable": "pass", "drifting": "fail", "inconclusive": "warn", "too short to judge": "skip",
 }
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import pandas as pd
 
+from tasks.report import soak
 from tasks.report.data import ReportData
 from tasks.report.fmt import is_missing, markdown_safe, metric_unit, number, plain
 from tasks.warehouse.verdicts import verdict_word
@@ -94,6 +95,7 @@ def summary_sentences(data: ReportData) -> list[str]:
     sentences = data_sentences(data) + list(picked.sort_values(["sort_order", "subject"])["sentence"])
     failures = rows[(rows["topic"] == "health") & (rows["status"] == "fail") & (rows["subject"] != "(all)")]
     sentences += list(failures["sentence"].head(3))
+    sentences += soak.sentences(data)
     compared = comparison_sentence(data)
     if compared:
         sentences.append(compared)
@@ -123,6 +125,7 @@ def summary_json(data: ReportData, files: dict[str, str]) -> str:
         "capacity": _records(data["capacity"].drop(columns=["run_id"], errors="ignore")),
         "client_server_gap": _records(data["client_server_gap"].drop(columns=["run_id"], errors="ignore")),
         "conclusions": _records(data["conclusions"].drop(columns=["run_id"], errors="ignore")),
+        "soak_drift": _records(data.frames.get("soak_drift", pd.DataFrame()).drop(columns=["run_id"], errors="ignore")),
         "baseline": data.baseline,
         "comparison": {
             "requirements": [asdict(c) for c in data.requirement_changes],
@@ -171,6 +174,10 @@ def summary_markdown(data: ReportData, report_uri: str | None = None) -> str:
               "" if is_missing(r["holds_up_to_iteration"]) else
               f"iteration {int(r['holds_up_to_iteration'])}, {number(r['holds_up_to_calls_per_s'], 'calls/s')}"]
              for r in whole.to_dict("records")])]
+    if not data.frames.get("soak_drift", pd.DataFrame()).empty:
+        lines += ["", "## Soak drift", "", markdown_table(
+            ["metric", "scope", "windows", "slope per h", "95 % interval", "R²", "tolerance", "verdict"],
+            soak.drift_rows(data))]
     if data.requirement_changes:
         lines += ["", f"## Against the baseline `{data.baseline}`", "", changes_markdown(data)]
     if report_uri:

@@ -31,6 +31,7 @@ NO_SAMPLE_DATA = {
                      "process_stats", "int_health_findings__sysstat"),
                     "no sar or pidstat: their grains are proven on real output in tests/unit/sources/test_sysstat.py"),
     "iteration_hooks": "no stage hooks (tests/integration/test_matrix_hooks.py has them)",
+    "soak_drift": "no soak (its grain is checked on the fixture soaks of tests/unit/marts/test_soak_drift.py)",
 }
 
 

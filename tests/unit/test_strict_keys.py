@@ -118,10 +118,10 @@ def _names_read(pattern: str, folders: list[str], suffix: str) -> set[str]:
 def test_the_thresholds_list_is_what_the_code_and_sql_read():
     """Every threshold a model or the validation reads is in the list (so it is accepted), every name in
     the list is read somewhere (so it is not accepted in vain), and the SQL defaults are the list's."""
-    in_sql = _names_read(r"(?:given|'thresholds') ->> '([a-z_]+)'", ["sql"], ".sql")
+    in_sql = _names_read(r"(?:given|'thresholds') ->> '([a-z0-9_]+)'", ["sql"], ".sql")
     in_python = _names_read(r"thresholds\.get\(\"([a-z_]+)\"", ["tasks"], ".py")
     in_python |= _names_read(r"\"([a-z_]+)\"", ["tasks/validate"], "run.py") & set(THRESHOLDS)
     assert in_sql | in_python == set(THRESHOLDS)
     sql = "\n".join(p.read_text() for p in (ROOT / "sql").rglob("*.sql"))
-    defaults = re.findall(r"coalesce\(\((?:given|manifest -> 'thresholds') ->> '([a-z_]+)'\)::double, ([0-9.]+)\)", sql)
+    defaults = re.findall(r"coalesce\(\((?:given|manifest -> 'thresholds') ->> '([a-z0-9_]+)'\)::double, ([0-9.]+)\)", sql)
     assert defaults and all(THRESHOLDS[name] == float(value) for name, value in defaults)

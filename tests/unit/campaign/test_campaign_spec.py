@@ -68,9 +68,23 @@ def test_an_unknown_variable_is_named(tmp_path):
 
 
 def test_a_whole_placeholder_keeps_its_type(tmp_path):
-    soak = Path(__file__).parents[3] / "campaigns" / "echo-soak.yaml"
-    campaign = load_campaign(soak, variables={"repo": "/r", "venv_bin": "/v", "run_id": "x", "run_dir": "/w"})
+    def one_step(data):
+        data["vars"]["soak_vus"] = "640"
+        data["load"].pop("ramp")
+        data["load"]["steps"] = [{"vus": "{{soak_vus}}", "message_size": 1024}]
+
+    path = _write(tmp_path, one_step)
+    campaign = load_campaign(path, variables={"repo": "/r", "venv_bin": "/v", "run_id": "x", "run_dir": "/w"})
     assert campaign.load.steps == [{"vus": 640, "message_size": 1024}]
+
+
+def test_a_soak_is_one_step_and_its_windows_fit_in_it(tmp_path):
+    path = _write(tmp_path, lambda d: d["load"].update(soak_window_s=5))
+    with pytest.raises(CampaignError, match="a soak .* is one step: give steps with exactly one step"):
+        load_campaign(path)
+    path = _write(tmp_path, lambda d: (d["load"].pop("ramp"), d["load"].update(steps=[{"vus": 2}], soak_window_s=30)))
+    with pytest.raises(CampaignError, match="soak_window_s 30 is longer than duration_s 20"):
+        load_campaign(path)
 
 
 def test_secrets_are_not_in_the_campaign(tmp_path):

@@ -1,0 +1,154 @@
+"""A soak through the Prefect flow on the demo stage: real k6, real JVMs. The load comes from an earlier run's
+capacity (load.target_from), the soak is cut into windows, and app2 slows down on purpose
+(EchoService --slowdown-ms-per-s) while app1 stays steady: soak_drift must call app2 drifting and app1
+stable, with slopes recomputed with numpy from the raw access logs and k6 files of the bundle.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from tasks.warehouse.ingest import ingest_bundle
+from tests.echo_stage import free_ports
+from tests.independent import drift_fit, drift_verdict
+from tests.integration.test_demo_stage import access_log
+
+pytestmark = pytest.mark.integration
+REPO = Path(__file__).resolve().parents[2]
+SCENARIO = REPO / "campaigns" / "scenarios" / "soak-share-of-peak.yaml"
+SOAK_S, WINDOW_S, SHARE = 12, 2, 0.02
+SLOWDOWN_MS_PER_S = 5  # app2: 10 ms at first, ~70 ms after 12 s (about 10 % of its mean per second)
+# Tolerances for a soak of seconds, in % of the level per hour: 20000 %/h is 5.6 % per second.
+THRESHOLDS = {"avg_ms_drift_max_pct_per_h": 20000, "p95_ms_drift_max_pct_per_h": 20000,
+              "calls_per_s_drift_max_pct_per_h": 20000, "error_rate_drift_max_pp_per_h": 3600,
+              "old_gen_growth_max_pct_per_h": 36000, "drift_min_windows": 5}
+
+
+def _soak_campaign(tmp_path: Path) -> Path:
+    """The shipped scenario on an open model (a rate: app2's slowness cannot hold app1 back), its rate a share
+    of the peak throughput of the earlier run, app2 slowing down with its uptime."""
+    data = yaml.safe_load(SCENARIO.read_text())
+    data |= {"workdir": str(tmp_path / "stage"), "store": {"uri": str(tmp_path / "store")}, "thresholds": THRESHOLDS}
+    data["provision"][1]["command"] += f" --slowdown-ms-per-s {SLOWDOWN_MS_PER_S}"
+    data["load"] |= {"script": "infra/k6/echo-open.js", "warmup_s": 0}
+    data["load"]["env"]["DELAY_MS"] = "10"  # both services hold a call 10 ms: a level sub-ms noise does not swamp
+    data["load"]["target_from"] = {"campaign": "demo", "scenario": "ramp-vus", "run": "latest",
+                                   "share_of_max": SHARE, "key": "rate_per_s"}
+    path = tmp_path / "soak.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@pytest.fixture(scope="module")
+def soak(prefect_server, echo_bundle, tmp_path_factory):
+    """The peak run (the session's echo bundle) ingested, then one soak campaign run against it."""
+    from flows.campaign import RunOverrides, campaign_flow
+
+    tmp_path = tmp_path_factory.mktemp("soak")
+    warehouse = tmp_path / "w.duckdb"
+    peak = ingest_bundle(echo_bundle, warehouse, progress=lambda m: None)
+    ports = free_ports(2)
+    overrides = RunOverrides(duration_s=SOAK_S, extra={"vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1]),
+                                                       "load.soak_window_s": WINDOW_S})
+    run_id = campaign_flow(str(_soak_campaign(tmp_path)), overrides, str(warehouse), str(tmp_path / "work"))
+    bundle = tmp_path / "store" / run_id
+    return {"run_id": run_id, "peak_run_id": peak.run_id, "bundle": bundle, "warehouse": warehouse,
+            "manifest": yaml.safe_load((bundle / "run.yaml").read_text())}
+
+
+def _query(soak, sql: str, params: dict | None = None) -> pd.DataFrame:
+    with duckdb.connect(str(soak["warehouse"]), read_only=True) as con:
+        return con.execute(sql, {"run_id": soak["run_id"], **(params or {})}).df()
+
+
+def _peak_calls_per_s(echo_bundle: Path) -> tuple[int, float]:
+    """The echo bundle's iteration with the most k6 requests per second, from its raw points."""
+    manifest = yaml.safe_load((echo_bundle / "run.yaml").read_text())
+    spans = {it["index"]: (pd.Timestamp(it["end"]) - pd.Timestamp(it["start"])).total_seconds()
+             for it in manifest["iterations"]}
+    rates = {}
+    for source in (s for s in manifest["sources"] if s["kind"] == "k6_json"):
+        with gzip.open(echo_bundle / source["path"], "rt") as lines:
+            calls = sum(1 for line in lines if '"metric":"http_reqs"' in line and '"type":"Point"' in line)
+        rates[source["iteration"]] = calls / spans[source["iteration"]]
+    best = max(rates, key=rates.get)
+    return best, rates[best]
+
+
+def test_the_target_comes_from_the_peak_run_and_is_recorded(soak, echo_bundle):
+    target = soak["manifest"]["soak"]["target"]
+    iteration, calls_per_s = _peak_calls_per_s(echo_bundle)
+    assert target["run_id"] == soak["peak_run_id"]
+    assert target["max_iteration"] == iteration
+    assert target["max_calls_per_s"] == pytest.approx(calls_per_s, rel=1e-3)
+    assert target["value"] == round(SHARE * calls_per_s)
+    assert all(it["load"]["rate_per_s"] == target["value"] for it in soak["manifest"]["iterations"])
+
+
+def test_the_soak_is_cut_into_equal_windows(soak):
+    iterations = soak["manifest"]["iterations"]
+    spans = [(pd.Timestamp(it["end"]) - pd.Timestamp(it["start"])).total_seconds() for it in iterations]
+    assert len(iterations) == round(sum(spans) / WINDOW_S) >= 6
+    assert max(spans) - min(spans) <= 0.002
+    assert all(a["end"] == b["start"] for a, b in zip(iterations, iterations[1:]))
+    k6_sources = [s for s in soak["manifest"]["sources"] if s["kind"].startswith("k6")]
+    assert k6_sources and all("iteration" not in s for s in k6_sources)  # rows go into windows by their time
+
+
+def _windows(soak) -> list[tuple[pd.Timestamp, pd.Timestamp]]:
+    return [(pd.Timestamp(it["start"]), pd.Timestamp(it["end"])) for it in soak["manifest"]["iterations"]]
+
+
+def test_the_slowing_service_drifts_and_the_steady_one_is_stable(soak):
+    """Every server host's slope, interval and verdict as numpy and scipy give them from the access logs; app2
+    drifts, app1's latency is stable and none of app1's figures drifts (its throughput and p95 may be
+    inconclusive on a busy machine: k6 starts late and the last window ends after the load)."""
+    drift = _query(soak, "select * from soak_drift where run_id = $run_id").set_index(["side", "host", "metric"])
+    windows = _windows(soak)
+    middles_h = np.array([((start - windows[0][0]) + (end - start) / 2).total_seconds() / 3600 for start, end in windows])
+    logs = {s["host"]: access_log(soak["bundle"] / s["path"]) for s in soak["manifest"]["sources"] if s["kind"] == "access_log"}
+    for host, rows in logs.items():
+        calls = rows[(rows["method"] == "POST") & rows["path"].str.startswith("/echo")].assign(ms=lambda f: f["elapsed_us"] / 1000)
+        per_window = [calls[(calls["started_at"] >= start) & (calls["started_at"] < end)] for start, end in windows]
+        values = {
+            "avg_ms": np.array([w["ms"].mean() for w in per_window]),
+            "p95_ms": np.array([w["ms"].quantile(0.95) for w in per_window]),
+            "calls_per_s": np.array([len(w) / (end - start).total_seconds() for w, (start, end) in zip(per_window, windows)]),
+        }
+        for metric, series in values.items():
+            slope, low, high, _ = drift_fit(middles_h, series, 100 / series.mean())
+            row = drift.loc[("server", host, metric)]
+            close = 1e-5 * (high - low)  # the interval's factor t is tabled to six decimals
+            assert row["slope_pct_per_h"] == pytest.approx(slope, rel=1e-6, abs=1e-6), (host, metric)
+            assert row["ci_low_pct_per_h"] == pytest.approx(low, abs=close), (host, metric)
+            assert row["ci_high_pct_per_h"] == pytest.approx(high, abs=close), (host, metric)
+            tolerance = THRESHOLDS[f"{metric}_drift_max_pct_per_h"]
+            assert row["verdict"] == drift_verdict(low, high, tolerance), (host, metric, low, high)
+    assert drift.loc[("server", "app2", "avg_ms"), "verdict"] == "drifting"
+    assert drift.loc[("server", "app1", "avg_ms"), "verdict"] == "stable"
+    assert "drifting" not in set(drift.loc[("server", "app1"), "verdict"])
+
+
+def test_show_and_the_report_give_the_verdicts_and_the_trends(soak):
+    import subprocess
+    import sys
+
+    shown = subprocess.run([str(Path(sys.executable).parent / "perfcampaign"), "show", soak["run_id"], "-w",
+                            str(soak["warehouse"]), "-f", "json"], capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 0, shown.stderr
+    drift = _query(soak, "select metric, side || ' ' || host as scope, verdict from soak_drift where run_id = $run_id")
+    shown_rows = [row for row in json.loads(shown.stdout.split("\n\n")[-1]) if "verdict" in row and "scope" in row]
+    assert {(r["scope"], r["verdict"]) for r in shown_rows} == set(zip(drift["scope"], drift["verdict"]))
+    report = soak["bundle"] / "report"
+    html = (report / "report.html").read_text()
+    assert 'id="fig-soak"' in html and f"The load came from run {soak['peak_run_id']}" in html
+    summary = (report / "summary.md").read_text()
+    assert "## Soak drift" in summary and "| avg_ms | server app2 |" in summary
