@@ -102,6 +102,14 @@ client_range as (
     select min(centi) as centi_lo, max(centi) + 1 as centi_hi from client_centis
 ),
 
+-- The seconds the client side has data for. A server second shifted past the client's last one is not
+-- compared: a client log that lost its last iteration must not be matched to the server's earlier steps
+-- (a doubling ramp shifted by one step looks alike). Before the client's first second it is: the load
+-- starts the traffic, so a server that logged calls before any was sent is at the wrong lag.
+client_span as (
+    select min(second) as first_second, max(second) as last_second from client_seconds
+),
+
 client_before as (
     select
         positions.centi,
@@ -153,8 +161,8 @@ server_series as (
         host,
         second,
         in_lead,
-        server_requests / sum(server_requests) over (partition by host) as server_share,
-        sum(server_requests) over (partition by host) as server_total
+        server_requests,
+        count(*) filter (where not in_lead) over (partition by host) as server_seconds
     from server_seconds_compared
 ),
 
@@ -167,12 +175,14 @@ coarse_counts as materialized (
         server_series.host,
         lags.lag_s,
         server_series.in_lead,
-        server_series.server_share,
-        server_series.server_total,
+        server_series.server_requests,
+        server_series.server_seconds,
         coalesce(c.requests, 0) as client_requests
     from server_series
     cross join lags
+    cross join client_span as span
     left join client_seconds as c on c.second = server_series.second - lags.lag_s
+    where server_series.second - lags.lag_s <= span.last_second
 ),
 
 -- Totals by aggregation and a join back, not by window: 5x faster on a long run.
@@ -181,7 +191,10 @@ coarse_totals as (
         host,
         lag_s,
         sum(client_requests) as client_total,
-        sum(case when in_lead then 0 else client_requests end) as client_in_span
+        sum(case when in_lead then 0 else client_requests end) as client_in_span,
+        sum(server_requests) as server_total,
+        count(*) filter (where not in_lead) as compared_seconds,
+        any_value(server_seconds) as server_seconds
     from coarse_counts
     group by all
 ),
@@ -190,11 +203,14 @@ coarse_fit as (
     select
         counts.host,
         counts.lag_s,
-        alignment_mismatch(counts.server_share, counts.client_requests, totals.client_total, totals.client_in_span,
-            counts.server_total) as mismatch
+        alignment_mismatch(counts.server_requests / totals.server_total, counts.client_requests, totals.client_total,
+            totals.client_in_span, totals.server_total) as mismatch
     from coarse_counts as counts
     join coarse_totals as totals using (host, lag_s)
-    where totals.client_total > 0
+    cross join client_span as span
+    -- a lag that leaves only a sliver of either side to compare cannot be told from chance
+    where totals.client_total > 0 and totals.server_total > 0
+        and totals.compared_seconds >= 0.5 * least(totals.server_seconds, span.last_second - span.first_second + 1)
     group by all
 ),
 
@@ -203,21 +219,20 @@ best_lag as (
 ),
 
 -- Fine offsets d (centiseconds) around the best lag; the client window of server second b is [b - d, b + 1 - d).
+-- Only windows that end inside the client's data, as for the coarse lags.
 fine_windows as (
     select
         server_series.host,
         best_lag.lag_s * 100 + offsets.k as offset_cs,
         server_series.in_lead,
-        server_series.server_share,
-        server_series.server_total,
-        least(greatest(100 * server_series.second - (best_lag.lag_s * 100 + offsets.k), r.centi_lo), r.centi_hi)
-            as window_start,
-        least(greatest(100 * server_series.second - (best_lag.lag_s * 100 + offsets.k) + 100, r.centi_lo), r.centi_hi)
-            as window_end
+        server_series.server_requests,
+        greatest(100 * server_series.second - (best_lag.lag_s * 100 + offsets.k), r.centi_lo) as window_start,
+        greatest(100 * server_series.second - (best_lag.lag_s * 100 + offsets.k) + 100, r.centi_lo) as window_end
     from server_series
     join best_lag using (host)
     cross join (select unnest(range(-150, 151)) as k) as offsets
     cross join client_range as r
+    where 100 * server_series.second - (best_lag.lag_s * 100 + offsets.k) + 100 <= r.centi_hi
 ),
 
 fine_counts as materialized (
@@ -225,8 +240,7 @@ fine_counts as materialized (
         w.host,
         w.offset_cs,
         w.in_lead,
-        w.server_share,
-        w.server_total,
+        w.server_requests,
         e.requests_before - s.requests_before as client_requests
     from fine_windows as w
     join client_before as s on s.centi = w.window_start
@@ -238,7 +252,8 @@ fine_totals as (
         host,
         offset_cs,
         sum(client_requests) as client_total,
-        sum(case when in_lead then 0 else client_requests end) as client_in_span
+        sum(case when in_lead then 0 else client_requests end) as client_in_span,
+        sum(server_requests) as server_total
     from fine_counts
     group by all
 ),
@@ -247,11 +262,11 @@ fine_fit as (
     select
         counts.host,
         counts.offset_cs,
-        alignment_mismatch(counts.server_share, counts.client_requests, totals.client_total, totals.client_in_span,
-            counts.server_total) as mismatch
+        alignment_mismatch(counts.server_requests / totals.server_total, counts.client_requests, totals.client_total,
+            totals.client_in_span, totals.server_total) as mismatch
     from fine_counts as counts
     join fine_totals as totals using (host, offset_cs)
-    where totals.client_total > 0
+    where totals.client_total > 0 and totals.server_total > 0
     group by all
 ),
 

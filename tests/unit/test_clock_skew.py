@@ -111,6 +111,19 @@ def test_a_log_that_stops_half_way_still_lines_up(tmp_path):
     assert _server_calls(warehouse, "app2") == {1: truth[("app2", 1)], 2: truth[("app2", 2)]}
 
 
+def test_a_client_log_missing_its_last_iteration_does_not_shift_the_servers(tmp_path):
+    # The client lost iteration 3: a doubling ramp shifted by one step matches the server's first two
+    # iterations to the client's last two, unless seconds the client has no data for are left out.
+    requests = runs.plan()
+    client = runs.k6_json([r for r in requests if runs.true_iteration(r.t) != 3])
+    warehouse = _ingest(runs.write_run(tmp_path / "b", "client-cut", files={"loadgen/k6.json": client}), tmp_path)
+    truth = runs.true_calls(requests)
+    for host in runs.HOSTS:
+        _, skew, corrected, moved, _, _ = _skews(warehouse)[host]
+        assert abs(skew) <= 0.02 and (corrected, moved) == (False, 0)
+        assert _server_calls(warehouse, host) == {i: truth[(host, i)] for i in (1, 2, 3)}
+
+
 def test_no_client_requests_no_estimate(tmp_path):
     files = {"app1/access.log": runs.access_log(runs.plan(), "app1")}
     source = {"kind": "access_log", "host": "app1", "path": "app1/access.log", "format": runs.ACCESS_FORMAT,
