@@ -11,7 +11,7 @@
 -- not measured against a load it was given: its side never forms a knee and has no row.
 -- One row per side and series: a matrix campaign (load.matrix, a step key such as message_size or adapters)
 -- gets a knee and a maximum per series; a campaign whose steps vary only the level has one row per side
--- with `series` '' (docs/warehouse.md "capacity").
+-- with `series` '' (docs/warehouse.md "capacity"). A soak (manifest `soak`) has no rows.
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, side, series
@@ -22,7 +22,8 @@ with options as (
         coalesce(try_cast(manifest -> 'capacity' ->> 'min_scaling' as double), 0.5) as min_scaling,
         coalesce(try_cast(manifest -> 'capacity' ->> 'min_achieved_ratio' as double), 0.9) as min_achieved_ratio
     from runs
-    where run_id = $run_id
+    -- a soak's windows are one load over time, not load steps: soak_drift describes it, capacity does not
+    where run_id = $run_id and (manifest -> 'soak' ->> 'window_s') is null
 ),
 
 levels as (

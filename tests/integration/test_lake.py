@@ -151,12 +151,17 @@ def test_a_copy_file_to_lake_to_file_leaves_every_public_table_equal(new_lake, t
     assert snapshot(back) == expected
 
 
+def _digits(value) -> str:
+    """A value as text, floats to 9 significant digits: the analysis sums rows in the order the engine returns
+    them, so a lake's last bits differ from a file's, and at 12 digits one in some hundreds rounds the other way."""
+    return format(value, ".9g") if isinstance(value, float) else cell(value)
+
+
 def _all_runs_marts(warehouse) -> dict[str, list[str]]:
-    """The marts made over every run of a campaign (the history's), as sorted rows of text (12 digits, as the
-    golden snapshot); what depends on the order the analyses ran in (when a change was first seen, and by
-    which run's analysis) left out."""
+    """The marts made over every run of a campaign (the history's), as sorted rows of text; what depends on
+    the order the analyses ran in (when a change was first seen, and by which run's analysis) left out."""
     with open_warehouse(warehouse) as con:
-        return {view: sorted("\x1f".join(cell(v) for v in row) for row in con.execute(
+        return {view: sorted("\x1f".join(_digits(v) for v in row) for row in con.execute(
                     f"select * exclude (detected_at, first_detected_in) from {view}" if view == "change_points"
                     else f"select * from {view}").fetchall())
                 for view in ("series", "history_exclusions", "change_points")}
@@ -180,4 +185,7 @@ def test_the_history_of_two_nights_ingested_at_once_equals_the_files(new_lake, t
     expected = _all_runs_marts(file)
     assert any("\x1fnightly-003\x1f" in row for row in expected["change_points"]), "no change at night 3: no teeth"
     assert expected["series"] and expected["change_points"]
-    assert _all_runs_marts(lake) == expected
+    found = _all_runs_marts(lake)
+    for view, rows in expected.items():  # the differing rows, not a truncated dict diff
+        assert set(found[view]) ^ set(rows) == set(), view
+        assert found[view] == rows, view

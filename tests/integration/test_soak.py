@@ -127,7 +127,7 @@ def test_the_slowing_service_drifts_and_the_steady_one_is_stable(soak):
             slope, low, high, _ = drift_fit(middles_h, series, 100 / series.mean())
             row = drift.loc[("server", host, metric)]
             close = 1e-5 * (high - low)  # the interval's factor t is tabled to six decimals
-            assert row["slope_pct_per_h"] == pytest.approx(slope, rel=1e-6, abs=1e-6), (host, metric)
+            assert row["slope_pct_per_h"] == pytest.approx(slope, rel=1e-5, abs=1e-6), (host, metric)
             assert row["ci_low_pct_per_h"] == pytest.approx(low, abs=close), (host, metric)
             assert row["ci_high_pct_per_h"] == pytest.approx(high, abs=close), (host, metric)
             tolerance = THRESHOLDS[f"{metric}_drift_max_pct_per_h"]
