@@ -3,7 +3,7 @@
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, host -- one row per server host
--- upstream: request_facts, sources, runs, alignment_mismatch
+-- upstream: request_facts, sources, runs, iterations, alignment_mismatch
 --
 -- Method `request_count_alignment`. An access log's `%t` truncates to whole seconds, so a request sent at
 -- client time t lands in the server's second floor(t + skew): the server's count for its second b is the
@@ -19,6 +19,9 @@
 -- requests (round robin over two) lines up as well as one that served all, plus the share of the
 -- server's requests the client did not send in the aligned window (a server cannot see more than was
 -- sent: this tells a ramp of x3 steps from the same ramp shifted by one step).
+-- Iterations in which the client side has no request (its results of that step were lost) are left out
+-- of the server's series at every lag: compared, they would make a ramp shifted by one step fit best
+-- (x2 or x3 steps look alike). Leaving them out at every lag alike cannot favour one lag.
 -- Compared seconds: the host's span less its first and last (partial when a log is cut, or begins,
 -- mid-second), plus a lead of $lead_s seconds before its first request, where it logged nothing (this
 -- tells a log cut half way through a doubling ramp from the next steps of the client). No trailing
@@ -102,14 +105,6 @@ client_range as (
     select min(centi) as centi_lo, max(centi) + 1 as centi_hi from client_centis
 ),
 
--- The seconds the client side has data for. A server second shifted past the client's last one is not
--- compared: a client log that lost its last iteration must not be matched to the server's earlier steps
--- (a doubling ramp shifted by one step looks alike). Before the client's first second it is: the load
--- starts the traffic, so a server that logged calls before any was sent is at the wrong lag.
-client_span as (
-    select min(second) as first_second, max(second) as last_second from client_seconds
-),
-
 client_before as (
     select
         positions.centi,
@@ -118,6 +113,21 @@ client_before as (
         ), 0) as requests_before
     from (select unnest(range(centi_lo, centi_hi + 1)) as centi from client_range) as positions
     left join client_centis using (centi)
+),
+
+-- The run's iterations the client side sent nothing in, as seconds of the controller's clock.
+silent_iterations as (
+    select
+        epoch_us(iterations.started_at) // 1000000 as first_second,
+        epoch_us(iterations.ended_at) // 1000000 as last_second
+    from iterations
+    where
+        iterations.run_id = $run_id
+        and not exists (
+            select 1 from client_seconds
+            where client_seconds.second between epoch_us(iterations.started_at) // 1000000
+                and epoch_us(iterations.ended_at) // 1000000
+        )
 ),
 
 estimated_hosts as (
@@ -153,7 +163,12 @@ server_seconds_compared as (
         from server_span
     ) as span
     left join server_seconds as counts using (host, second)
-    where span.second <> span.first_second
+    where
+        span.second <> span.first_second
+        and not exists (
+            select 1 from silent_iterations as silent
+            where span.second between silent.first_second and silent.last_second
+        )
 ),
 
 server_series as (
@@ -161,8 +176,8 @@ server_series as (
         host,
         second,
         in_lead,
-        server_requests,
-        count(*) filter (where not in_lead) over (partition by host) as server_seconds
+        server_requests / sum(server_requests) over (partition by host) as server_share,
+        sum(server_requests) over (partition by host) as server_total
     from server_seconds_compared
 ),
 
@@ -175,14 +190,12 @@ coarse_counts as materialized (
         server_series.host,
         lags.lag_s,
         server_series.in_lead,
-        server_series.server_requests,
-        server_series.server_seconds,
+        server_series.server_share,
+        server_series.server_total,
         coalesce(c.requests, 0) as client_requests
     from server_series
     cross join lags
-    cross join client_span as span
     left join client_seconds as c on c.second = server_series.second - lags.lag_s
-    where server_series.second - lags.lag_s <= span.last_second
 ),
 
 -- Totals by aggregation and a join back, not by window: 5x faster on a long run.
@@ -191,10 +204,7 @@ coarse_totals as (
         host,
         lag_s,
         sum(client_requests) as client_total,
-        sum(case when in_lead then 0 else client_requests end) as client_in_span,
-        sum(server_requests) as server_total,
-        count(*) filter (where not in_lead) as compared_seconds,
-        any_value(server_seconds) as server_seconds
+        sum(case when in_lead then 0 else client_requests end) as client_in_span
     from coarse_counts
     group by all
 ),
@@ -203,14 +213,11 @@ coarse_fit as (
     select
         counts.host,
         counts.lag_s,
-        alignment_mismatch(counts.server_requests / totals.server_total, counts.client_requests, totals.client_total,
-            totals.client_in_span, totals.server_total) as mismatch
+        alignment_mismatch(counts.server_share, counts.client_requests, totals.client_total, totals.client_in_span,
+            counts.server_total) as mismatch
     from coarse_counts as counts
     join coarse_totals as totals using (host, lag_s)
-    cross join client_span as span
-    -- a lag that leaves only a sliver of either side to compare cannot be told from chance
-    where totals.client_total > 0 and totals.server_total > 0
-        and totals.compared_seconds >= 0.5 * least(totals.server_seconds, span.last_second - span.first_second + 1)
+    where totals.client_total > 0
     group by all
 ),
 
@@ -219,20 +226,21 @@ best_lag as (
 ),
 
 -- Fine offsets d (centiseconds) around the best lag; the client window of server second b is [b - d, b + 1 - d).
--- Only windows that end inside the client's data, as for the coarse lags.
 fine_windows as (
     select
         server_series.host,
         best_lag.lag_s * 100 + offsets.k as offset_cs,
         server_series.in_lead,
-        server_series.server_requests,
-        greatest(100 * server_series.second - (best_lag.lag_s * 100 + offsets.k), r.centi_lo) as window_start,
-        greatest(100 * server_series.second - (best_lag.lag_s * 100 + offsets.k) + 100, r.centi_lo) as window_end
+        server_series.server_share,
+        server_series.server_total,
+        least(greatest(100 * server_series.second - (best_lag.lag_s * 100 + offsets.k), r.centi_lo), r.centi_hi)
+            as window_start,
+        least(greatest(100 * server_series.second - (best_lag.lag_s * 100 + offsets.k) + 100, r.centi_lo), r.centi_hi)
+            as window_end
     from server_series
     join best_lag using (host)
     cross join (select unnest(range(-150, 151)) as k) as offsets
     cross join client_range as r
-    where 100 * server_series.second - (best_lag.lag_s * 100 + offsets.k) + 100 <= r.centi_hi
 ),
 
 fine_counts as materialized (
@@ -240,7 +248,8 @@ fine_counts as materialized (
         w.host,
         w.offset_cs,
         w.in_lead,
-        w.server_requests,
+        w.server_share,
+        w.server_total,
         e.requests_before - s.requests_before as client_requests
     from fine_windows as w
     join client_before as s on s.centi = w.window_start
@@ -252,8 +261,7 @@ fine_totals as (
         host,
         offset_cs,
         sum(client_requests) as client_total,
-        sum(case when in_lead then 0 else client_requests end) as client_in_span,
-        sum(server_requests) as server_total
+        sum(case when in_lead then 0 else client_requests end) as client_in_span
     from fine_counts
     group by all
 ),
@@ -262,11 +270,11 @@ fine_fit as (
     select
         counts.host,
         counts.offset_cs,
-        alignment_mismatch(counts.server_requests / totals.server_total, counts.client_requests, totals.client_total,
-            totals.client_in_span, totals.server_total) as mismatch
+        alignment_mismatch(counts.server_share, counts.client_requests, totals.client_total, totals.client_in_span,
+            counts.server_total) as mismatch
     from fine_counts as counts
     join fine_totals as totals using (host, offset_cs)
-    where totals.client_total > 0 and totals.server_total > 0
+    where totals.client_total > 0
     group by all
 ),
 
