@@ -30,12 +30,14 @@ monitor-deps:
 	   fi; \
 	 }
 
-# The tests talk to a real OpenSSH sshd and check the report in a real headless Chromium: install them
+# The tests talk to a real OpenSSH sshd, check the report in a real headless Chromium and resize the demo
+# services with curl (the scale-between-steps scenario's hooks): install them
 # from Debian's packages when missing (as root), or say exactly what to install.
 system-test-deps:
 	@missing=""; \
 	 test -x /usr/sbin/sshd || missing="$$missing openssh-server"; \
 	 command -v chromium >/dev/null || missing="$$missing chromium"; \
+	 command -v curl >/dev/null || missing="$$missing curl"; \
 	 test -x /usr/lib/postgresql/15/bin/initdb || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	 if [ -n "$$missing" ]; then \
 	   if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

@@ -7,7 +7,6 @@ the table `reports(run_id, uri, created_at)` remembers where.
 
 from __future__ import annotations
 
-import re
 import shutil
 import sys
 import traceback

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-from datetime import datetime, timedelta
 
 import numpy as np
 import pandas as pd
