@@ -402,3 +402,19 @@ def test_pidstat_t_threads_are_counted_from_thread_lines_in_a_12_hour_locale(tmp
     assert got.rss_last_kb[0] == 210000 and got.first_sampled_at[0] == pd.Timestamp("2026-12-03T13:00:01Z")
     threads = _query(tmp_path / "w.duckdb", "select command, tid from host_samples where tid is not null order by line_no")
     assert threads.command.tolist()[1] == "C2 CompilerThre" and threads.tid.tolist() == [4242, 4243, 4242, 4243, 4250]
+
+
+def test_the_sampling_gap_check_sees_sample_times_not_rows(recorded, warehouse):
+    """sar writes a row per interface and disk at each time: the no_gaps check compares the times (python
+    over the recorded times), or the zero gaps between rows of one time would make the interval 0."""
+    from tasks.validate.run import fetch_check
+
+    path, _ = warehouse
+    times = sorted({pd.Timestamp(f"{_day(recorded['sar'])} {tod}", tz="UTC") for tod in recorded["sar_times"]})
+    gaps = [(later - earlier).total_seconds() for earlier, later in zip(times, times[1:])]
+    with duckdb.connect(str(path), read_only=True) as con:
+        (run_id,) = con.execute("select run_id from runs").fetchone()
+        rows = fetch_check(con, "chk_sample_intervals", {"run_id": run_id})
+    sar = rows[rows["kind"] == "sar"].sort_values("sampled_at")
+    assert sar["gap_s"].tolist() == gaps
+    assert set(sar["interval_s"]) == {float(np.median(gaps))} and np.median(gaps) > 0
