@@ -37,7 +37,7 @@ from tasks.history.steps import history_task
 from tasks.report.fmt import markdown_safe
 from tasks.report.steps import report_task
 from tasks.settings import WORK_DIR, artifact_key
-from tasks.store.steps import store_task
+from tasks.store.steps import store_bundle_task
 from tasks.validate.steps import validate_task
 from tasks.warehouse.connection import warehouse_path
 from tasks.warehouse.soak_target import resolve_soak_target
@@ -145,7 +145,7 @@ def publish(run: CampaignRun, warehouse: str | None, work_dir: str) -> None:
     """
     lines = [f"# Run `{run.run_id}`", "", f"Status: **{run.status}**" + (f" — {run.status_reason}" if run.status_reason else "")]
     lines += ([f"\nStopped: {run.stop_reason}"] if run.stop_reason else []) + [f"- {p}" for p in run.problems]
-    stored = store_task(str(run.bundle), run.run_id, run.campaign.store, return_state=True)
+    stored = store_bundle_task(run.campaign.store)(str(run.bundle), run.run_id, run.campaign.store, return_state=True)
     bundle_uri = stored.result(raise_on_failure=False) if stored.is_completed() else run.bundle.resolve().as_uri()
     lines.append(f"\nBundle stored: {bundle_uri}" if stored.is_completed()
                  else f"\nBundle NOT stored ({stored.message}); every file is kept in {run.bundle}")

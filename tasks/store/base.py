@@ -60,6 +60,8 @@ class StoreConfig(StrictModel):
     request_attempts: int = Field(5, ge=1, le=20)  # per HTTP request, botocore "standard" retry mode
     file_attempts: int = Field(5, ge=1, le=20)  # per whole file, on top of the request retries
     backoff_s: float = Field(2.0, ge=0, le=300)  # first pause between whole-file attempts, then doubled
+    bundle_attempts: int = Field(3, ge=1, le=20)  # whole-bundle uploads (Prefect task retries) on top of both
+    bundle_retry_delay_s: float = Field(10.0, ge=0, le=3600)  # pause between whole-bundle uploads
     connect_timeout_s: float = Field(10, gt=0)
     read_timeout_s: float = Field(60, gt=0)
     transfer_checksums: Literal["when_supported", "when_required"] = "when_supported"

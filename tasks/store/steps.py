@@ -22,9 +22,14 @@ def _store_down(task, task_run, state) -> bool:
     return False
 
 
-@task(name="store-bundle", task_run_name="store-bundle", cache_policy=NO_CACHE, retries=2, retry_delay_seconds=10, retry_condition_fn=_store_down)
+@task(name="store-bundle", task_run_name="store-bundle", cache_policy=NO_CACHE, retry_condition_fn=_store_down)
 def store_task(bundle: str, run_id: str, store: StoreConfig) -> str:
     """Put the bundle into the store, verified; returns the stored bundle's URI."""
     result = open_store(store).put_bundle(Path(bundle), run_id)
     print(f"Bundle stored: {result.summary()}")
     return result.uri
+
+
+def store_bundle_task(store: StoreConfig):
+    """`store_task` retried as the store config says: a store down for minutes is worth waiting for."""
+    return store_task.with_options(retries=store.bundle_attempts - 1, retry_delay_seconds=store.bundle_retry_delay_s)

@@ -29,7 +29,8 @@ def _run(tmp_path, endpoint: str, bucket: str):
 
     ports = free_ports(2)
     store = {"uri": f"s3://{bucket}/bundles", "endpoint_url": endpoint, "region": "us-east-1",
-             "request_attempts": 2, "file_attempts": 3, "backoff_s": 0.2}
+             "request_attempts": 2, "file_attempts": 3, "backoff_s": 0.2,
+             "bundle_attempts": 3, "bundle_retry_delay_s": 1}
     extra = {"vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1])}
     campaign = campaign_copy(tmp_path, {"workdir": str(tmp_path / "stage"), "store": store})
     overrides = RunOverrides(duration_s=2, pause_s=0, max_steps=1, extra=extra)
