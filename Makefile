@@ -52,8 +52,11 @@ system-test-deps:
 demo: install monitor-deps
 	$(BIN)/perfcampaign demo
 
+# Two workers, a module whole on one (tests/conftest.py's scheduler): the suite spends most of its time waiting on real
+# k6 runs, JVMs and servers. TEST_WORKERS=0 runs it in one process.
+TEST_WORKERS ?= 2
 test: install monitor-deps system-test-deps
-	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=20 tests
+	$(BIN)/python -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --durations=20 tests
 
 bench: install
 	$(BIN)/python bench/ingest.py

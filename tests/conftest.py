@@ -17,6 +17,20 @@ os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 SAMPLES = Path(__file__).parent / "data" / "samples"
 
 
+def pytest_xdist_make_scheduler(config, log):
+    """`make test` runs two pytest-xdist workers, each module whole on one, so a module fixture (one campaign
+    run checked by many tests) is built once; the history modules go together, as they share one session
+    fixture (32 nightly runs ingested, ~35 s). (xdist's `--dist loadgroup` marks are not seen under pytest 9.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return "tests/unit/history" if module.startswith("tests/unit/history/") else module
+
+    return ModuleScheduling(config, log)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch, tmp_path_factory):
     """Keep tests away from ~/.ssh, real AWS credentials and the user's default warehouse."""
