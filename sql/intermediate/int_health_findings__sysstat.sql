@@ -1,4 +1,4 @@
--- Health findings of sar and pidstat, per iteration: `nic_busy` (area network) when an interface moves more than
+-- Health findings of sar, pidstat and procfs (through their marts), per iteration: `nic_busy` (area network) when an interface moves more than
 -- nic_busy_max_pct of the stated link speed (nic_link_gbps) in one direction on average (loopback `lo` is no
 -- NIC and is not judged); `disk_busy` (area disk) when a disk is busy (util) more than disk_util_max_pct of the
 -- time on average; `process_cpu` (area cpu) when one process uses more than process_cpu_max_pct of all the

@@ -82,7 +82,7 @@ def read(ctx: SourceContext) -> SourceResult:
                 if not line.strip():
                     continue
                 if sampled_at is None:
-                    raise ValueError("a line before the first `## at <time>` of a sample")
+                    raise ValueError("a line of no sample (no good `## at <time>` line before it)")
                 if section == "net/dev":
                     if "|" not in line:
                         columns.add(line_no, sampled_at, **_net(line))
@@ -100,6 +100,8 @@ def read(ctx: SourceContext) -> SourceResult:
                     raise ValueError(f"not part of a `## net/dev`, `## diskstats` or `## pid N` block ({section})")
             except ValueError as exc:
                 rejects.append((line_no, f"procfs {section or 'file'}: {exc}", line))
+                if line.startswith("## at"):  # the lines up to the next good time belong to no known time
+                    sampled_at, section = None, None
     return _load(ctx, columns, rejects, header, unused_disks)
 
 
@@ -114,7 +116,7 @@ def _marker(line: str, sampled_at, section, header):
             raise ValueError(f"expected `## at <ISO-8601 time>`, got {tokens[2]!r}")
         return moment, "sample", None, header
     if sampled_at is None:
-        raise ValueError("a block before the first `## at <time>` of a sample")
+        raise ValueError("a block of no sample (no good `## at <time>` line before it)")
     if tokens[1:] in (["net/dev"], ["diskstats"]):
         return sampled_at, tokens[1], None, header
     if tokens[1:2] == ["pid"] and len(tokens) == 3 and tokens[2].isdigit():

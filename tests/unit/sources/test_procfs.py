@@ -20,7 +20,15 @@ import pytest
 from tasks.stage.procfs_sampler import procfs_command
 from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
-from tests.unit.sources.test_sysstat import CHILD, _cpu_ticks, _disk_device, _lo_counters, _sectors_written, _send_over_lo, _status
+from tests.unit.sources.test_sysstat import (
+    CHILD,
+    _cpu_ticks,
+    _disk_device,
+    _lo_counters,
+    _sectors_written,
+    _send_over_lo,
+    _status,
+)
 
 QUIET = {"progress": lambda message: None}
 LO_BYTES = 256 * 1024 * 1024
@@ -71,7 +79,7 @@ def recorded(tmp_path_factory):
         assert child.stdout.readline().strip() == "ready"
         (folder / "child.pid").write_text(f"{child.pid}\n")
         device = _disk_device(folder)
-        snapshot = lambda: {"lo": _lo_counters(), "sectors": _sectors_written(device),  # noqa: E731
+        snapshot = lambda: {"lo": _lo_counters(), "sectors": _sectors_written(device),
                             "ticks": _cpu_ticks(child.pid), "status": _status(child.pid)}
         sampler = Sampler(procfs_command(1, [], str(folder / "child.pid"), None), folder / "procfs.log", snapshot)
         sampler.wait_for_samples(1)
@@ -216,7 +224,7 @@ def test_counters_that_go_back_and_a_restarted_process_give_no_negative_rate(tmp
             # lo re-created (counters back to 400); pid 42 reused by a new process (start 900, 10 ticks)
             + _sample("2026-12-03T10:00:04Z", 400, _pid(42, 900, 10, 2))
             + _sample("2026-12-03T10:00:06Z", 800, _pid(42, 900, 60, 2)))
-    source, rejected, samples, processes = _ingest(tmp_path, text)
+    source, _, samples, processes = _ingest(tmp_path, text)
     assert source.rejected == 0
     lo = samples[samples.interface == "lo"]
     assert lo.rx_bytes_per_s.tolist()[1:] == [1000.0, 200.0, 200.0]  # 2000/2 s, then 400 counted from 0, 400/2 s
@@ -228,12 +236,60 @@ def test_counters_that_go_back_and_a_restarted_process_give_no_negative_rate(tmp
 
 def test_a_cut_block_and_garbage_are_rejected_with_their_line_numbers(tmp_path):
     text = (HEADER + _sample("2026-12-03T10:00:00Z", 1000) + "garbage that is no /proc line\n"
-            + _sample("2026-12-03T10:00:01Z", 2000, _pid(7, 1, 50, 3)) + "## at yesterday\n"
+            + _sample("2026-12-03T10:00:01Z", 2000, _pid(7, 1, 50, 3)) + "## at yesterday\n## net/dev\n"
             + "## at 2026-12-03T10:00:02Z\n## net/dev\n" + NET + "    lo: 3000 10 0 0")
     source, rejected, samples, _ = _ingest(tmp_path, text)
     lines = text.splitlines()
-    assert source.rejected == 3 and rejected.line_no.tolist() == [
-        lines.index("garbage that is no /proc line") + 1, lines.index("## at yesterday") + 1, len(lines)]
-    assert "diskstats: expected at least 14 fields" in rejected.reason[0] and "ISO-8601" in rejected.reason[1] and "16 counters" in rejected.reason[2]
+    bad_time = lines.index("## at yesterday") + 1
+    assert source.rejected == 4 and rejected.line_no.tolist() == [
+        lines.index("garbage that is no /proc line") + 1, bad_time, bad_time + 1, len(lines)]
+    reasons = rejected.reason.tolist()
+    assert "diskstats: expected at least 14 fields" in reasons[0] and "ISO-8601" in reasons[1]
+    assert "no good `## at <time>`" in reasons[2] and "16 counters" in reasons[3]
     assert samples[samples.interface == "lo"].rx_bytes_per_s.tolist()[1:] == [1000.0]
     assert samples[samples.pid == 7].threads.tolist() == [3]
+
+
+SAME_NAME = """
+import sys, threading, time
+for _ in range(int(sys.argv[1])): threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+print("ready", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_processes_watched_by_name_are_kept_apart_by_pid(tmp_path):
+    """Two processes of one name (two JVMs, or a service and a test runner): pidstat and procfs, watched by that
+    name as the monitors run them, give each its own process_stats row with its own threads, never a sum."""
+    from tasks.stage.config import Monitor
+    from tasks.stage.monitors import sampler_command
+
+    (tmp_path / "pcsame").symlink_to(sys.executable)  # the command name is the name it was started by
+    children = [subprocess.Popen([str(tmp_path / "pcsame"), "-c", SAME_NAME, str(extra)], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True) for extra in (2, 7)]
+    samplers = {}
+    try:
+        assert [child.stdout.readline().strip() for child in children] == ["ready", "ready"]
+        for kind in ("pidstat", "procfs"):
+            command = sampler_command(Monitor(kind=kind, processes=["pcsame"], interval_s=1))
+            with open(tmp_path / f"{kind}.log", "w") as out:
+                samplers[kind] = subprocess.Popen(["sh", "-c", command], stdout=out, stderr=subprocess.STDOUT,
+                                                  start_new_session=True)
+        time.sleep(2.5)
+    finally:
+        for sampler in samplers.values():
+            os.killpg(sampler.pid, 15)
+            sampler.wait(10)
+        for child in children:
+            child.stdin.close()
+            child.wait(10)
+    # one host per tool (a host of its own for each): both would otherwise give rows of the same host and pid
+    sources = [{"kind": kind, "host": kind, "path": f"{kind}/{kind}.log", "max_rejected_pct": 50} for kind in samplers]
+    root = write_bundle(tmp_path / "bundle", {f"{kind}/{kind}.log": tmp_path / f"{kind}.log" for kind in samplers},
+                        sources, [{"index": 1, "start": "2020-01-01T00:00:00Z", "end": "2100-01-01T00:00:00Z"}])
+    ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        got = con.execute("select host, command, pid, threads_max, threads_last from process_stats "
+                          "where iteration = 1 order by host, pid").fetchall()
+    expected = sorted((child.pid, threads) for child, threads in zip(children, (3, 8)))  # main thread + the extra ones
+    assert got == [(kind, "pcsame", pid, threads, threads) for kind in sorted(samplers) for pid, threads in expected]
