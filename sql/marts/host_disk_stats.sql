@@ -1,5 +1,5 @@
--- Public mart: load of every block device (sar -d, or procfs's /proc/diskstats) of every host, for the whole run (iteration NULL) and for
--- each iteration it has samples in; samples are placed as in host_network_stats. await_ms_avg is the mean
+-- Public mart: load of every block device (sar -d, or procfs's /proc/diskstats) of every host, for the whole
+-- run (iteration NULL) and for each iteration it has samples in; samples are placed as in host_network_stats. await_ms_avg is the mean
 -- wait of one I/O: each sample's await weighted by its transfers (a quiet second's await says little).
 -- sar -d gives transfers (reads and writes together) and bytes read and written per second, not reads and
 -- writes per second apart. samples counts the samples with a rate, as in host_network_stats.

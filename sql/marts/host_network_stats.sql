@@ -1,5 +1,5 @@
--- Public mart: traffic of every network interface (sar -n DEV, or the procfs monitor's /proc/net/dev) of every host, for the whole run (iteration
--- NULL) and for each iteration it has samples in. A sample is sar's average over the interval that ends at
+-- Public mart: traffic of every network interface (sar -n DEV, or the procfs monitor's /proc/net/dev) of every
+-- host, for the whole run (iteration NULL) and for each iteration it has samples in. A sample is sar's average over the interval that ends at
 -- its time, placed in the iteration of that time (as every host sample is; warm-up included, as for vmstat),
 -- so an iteration's figure is the average of its samples' rates. Gbps = bytes/s x 8 / 1e9 (decimal, as
 -- link speeds are stated); sar's kB are 1024 bytes. samples counts the samples with a rate (a procfs series'

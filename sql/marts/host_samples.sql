@@ -1,5 +1,5 @@
--- Public view: every host and JVM metric sample of every run (vmstat, jstat -gc, docker stats, sar, pidstat, procfs), one row per
--- sample with the columns of its kind (the others NULL). vmstat's first row (is_since_boot) is the average
+-- Public view: every host and JVM metric sample of every run (vmstat, jstat -gc, docker stats, sar, pidstat,
+-- procfs), one row per sample with the columns of its kind (the others NULL). vmstat's first row (is_since_boot) is the average
 -- since boot: statistics leave it out. sampled_at is NULL only for docker stats written without timestamps.
 -- materialized: view
 -- grain: run_id, source_path, line_no, container
