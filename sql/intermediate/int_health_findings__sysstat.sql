@@ -1,9 +1,9 @@
--- Health findings of sar and pidstat, per iteration: `nic_busy` (area network) when an interface moves more than
--- nic_busy_max_pct of the stated link speed (nic_link_gbps) in one direction on average (loopback `lo` is no
--- NIC and is not judged); `disk_busy` (area disk) when a disk is busy (util) more than disk_util_max_pct of the
--- time on average; `process_cpu` (area cpu) when one process uses more than process_cpu_max_pct of all the
--- host's CPUs on average; `thread_growth` (area memory) when a process ends an iteration with more than
--- thread_growth_max_pct more threads than it began it with.
+-- Health findings of sar, pidstat and procfs (their marts), per iteration: `nic_busy` (area network) when an
+-- interface moves more than nic_busy_max_pct of the stated link speed (nic_link_gbps) in one direction on
+-- average (loopback `lo` is no NIC and is not judged); `disk_busy` (area disk) when a disk is busy (util) more
+-- than disk_util_max_pct of the time on average; `process_cpu` (area cpu) when one process uses more than
+-- process_cpu_max_pct of all the host's CPUs on average; `thread_growth` (area memory) when a process ends an
+-- iteration with more than thread_growth_max_pct more threads than it began it with.
 -- materialized: table
 -- grain: host, subject, rule, iteration -- subject: the interface, the disk, or `command pid`
 -- upstream: int_health_thresholds, host_network_stats, host_disk_stats, process_stats

@@ -1,8 +1,8 @@
--- Public mart: load of every block device (sar -d) of every host, for the whole run (iteration NULL) and for
--- each iteration it has samples in; samples are placed as in host_network_stats. await_ms_avg is the mean
+-- Public mart: load of every block device (sar -d, or procfs's /proc/diskstats) of every host, for the whole
+-- run (iteration NULL) and for each iteration it has samples in; samples are placed as in host_network_stats. await_ms_avg is the mean
 -- wait of one I/O: each sample's await weighted by its transfers (a quiet second's await says little).
 -- sar -d gives transfers (reads and writes together) and bytes read and written per second, not reads and
--- writes per second apart.
+-- writes per second apart. samples counts the samples with a rate, as in host_network_stats.
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, host, disk, iteration -- iteration NULL for the whole run
@@ -11,7 +11,7 @@ with samples as (
     select facts.*, sources.host, sources.role
     from host_sample_facts as facts
     join host_metric_sources as sources using (source_key)
-    where sources.run_id = $run_id and sources.kind = 'sar' and facts.disk is not null
+    where sources.run_id = $run_id and sources.kind in ('sar', 'procfs') and facts.disk is not null
 ),
 
 per_span as (
@@ -20,7 +20,7 @@ per_span as (
         disk,
         iteration,
         any_value(role) as role,
-        count(*) as samples,
+        count(disk_transfers_per_s) as samples,
         avg(disk_util_pct) as util_pct_avg,
         max(disk_util_pct) as util_pct_max,
         sum(disk_await_ms * disk_transfers_per_s) / nullif(sum(disk_transfers_per_s), 0) as await_ms_avg,

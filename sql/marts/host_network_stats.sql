@@ -1,8 +1,9 @@
--- Public mart: traffic of every network interface (sar -n DEV) of every host, for the whole run (iteration
--- NULL) and for each iteration it has samples in. A sample is sar's average over the interval that ends at
+-- Public mart: traffic of every network interface (sar -n DEV, or the procfs monitor's /proc/net/dev) of every
+-- host, for the whole run (iteration NULL) and for each iteration it has samples in. A sample is sar's average over the interval that ends at
 -- its time, placed in the iteration of that time (as every host sample is; warm-up included, as for vmstat),
 -- so an iteration's figure is the average of its samples' rates. Gbps = bytes/s x 8 / 1e9 (decimal, as
--- link speeds are stated); sar's kB are 1024 bytes.
+-- link speeds are stated); sar's kB are 1024 bytes. samples counts the samples with a rate (a procfs series'
+-- first sample has none: stg_procfs__samples).
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, host, interface, iteration -- iteration NULL for the whole run
@@ -11,7 +12,7 @@ with samples as (
     select facts.*, sources.host, sources.role
     from host_sample_facts as facts
     join host_metric_sources as sources using (source_key)
-    where sources.run_id = $run_id and sources.kind = 'sar' and facts.interface is not null
+    where sources.run_id = $run_id and sources.kind in ('sar', 'procfs') and facts.interface is not null
 ),
 
 per_span as (
@@ -20,7 +21,7 @@ per_span as (
         interface,
         iteration,
         any_value(role) as role,
-        count(*) as samples,
+        count(rx_bytes_per_s) as samples,
         avg(rx_bytes_per_s) as rx_bytes_per_s,
         avg(tx_bytes_per_s) as tx_bytes_per_s,
         max(rx_bytes_per_s) as rx_bytes_per_s_max,

@@ -1,5 +1,5 @@
--- Public view: every host and JVM metric sample of every run (vmstat, jstat -gc, docker stats, sar, pidstat), one row per
--- sample with the columns of its kind (the others NULL). vmstat's first row (is_since_boot) is the average
+-- Public view: every host and JVM metric sample of every run (vmstat, jstat -gc, docker stats, sar, pidstat,
+-- procfs), one row per sample with the columns of its kind (the others NULL). vmstat's first row (is_since_boot) is the average
 -- since boot: statistics leave it out. sampled_at is NULL only for docker stats written without timestamps.
 -- materialized: view
 -- grain: run_id, source_path, line_no, container
@@ -61,7 +61,7 @@ select
     facts.block_in_bytes,
     facts.block_out_bytes,
     facts.pids,
-    -- sar and pidstat (host_network_stats, host_disk_stats, process_stats)
+    -- sar, pidstat and procfs (host_network_stats, host_disk_stats, process_stats)
     facts.cpu_count,
     facts.interface,
     facts.rx_packets_per_s,

@@ -1,5 +1,5 @@
--- Public mart: CPU, threads and memory of every watched process (pidstat) of every host, for the whole run
--- (iteration NULL) and for each iteration it has samples in; samples are placed as in host_network_stats.
+-- Public mart: CPU, threads and memory of every watched process (pidstat, or procfs's /proc/PID) of every host,
+-- for the whole run (iteration NULL) and for each iteration it has samples in; samples are placed as in host_network_stats.
 -- cpu_pct is of one CPU (up to 100 x cpu_count, as pidstat prints it); cpu_share_pct_avg is of all the host's
 -- CPUs. Threads come from pidstat -v's `threads`, else from the thread lines of -t at the same time.
 -- threads_first / threads_last: at the span's first and last sample that has a count.
@@ -11,7 +11,7 @@ with lines as (
     select facts.*, sources.host, sources.role
     from host_sample_facts as facts
     join host_metric_sources as sources using (source_key)
-    where sources.run_id = $run_id and sources.kind = 'pidstat'
+    where sources.run_id = $run_id and sources.kind in ('pidstat', 'procfs') and facts.pid is not null
 ),
 
 thread_lines as (

@@ -1,6 +1,6 @@
 -- Report query: the timed samples behind the host charts: CPU (vmstat), heap and GC (jstat), container
--- memory and network (docker stats), interface traffic (sar: subject = interface; disks are left to the
--- host_disk_stats table), CPU and threads per process (pidstat process lines, subject = `command pid`).
+-- memory and network (docker stats), interface traffic (sar, procfs: subject = interface; disks are left to the
+-- host_disk_stats table), CPU and threads per process (pidstat process lines, procfs: subject = `command pid`).
 -- The since-boot vmstat row, untimed samples and pidstat's thread lines are left out.
 -- grain: one row per sample
 -- upstream: host_samples

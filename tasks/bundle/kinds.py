@@ -40,4 +40,5 @@ KINDS: dict[str, SourceKind] = {
     # network, disks and processes (sysstat)
     "sar": SourceKind(None, "sut", "sar", ("timezone",)),
     "pidstat": SourceKind(None, "sut", "pidstat", ("timezone",)),
+    "procfs": SourceKind(None, "sut", "procfs"),  # the same figures from /proc counters (tasks/stage/procfs_sampler.py)
 }

@@ -44,7 +44,8 @@ from tasks.stage.transport import Transport
 
 TOOL_CHECKS = {"k6": ["version"], "jmeter": ["--version"]}  # arguments after the binary
 MONITOR_CHECKS = {"vmstat": "vmstat -V", "jstat": "command -v jstat", "docker_stats": "docker version --format '{{.Client.Version}}'",
-                  "sar": "sar -V", "pidstat": "pidstat -V"}  # sysstat; apt-get install sysstat
+                  "sar": "sar -V", "pidstat": "pidstat -V",  # sysstat; apt-get install sysstat
+                  "procfs": "test -r /proc/net/dev && test -r /proc/diskstats"}
 
 
 @dataclass

@@ -159,9 +159,9 @@ def load_chart(data: ReportData) -> Chart | None:
                  _encode(fig))
 
 
-def _samples(data: ReportData, kind: str) -> pd.DataFrame:
+def _samples(data: ReportData, *kinds: str) -> pd.DataFrame:
     samples = data["report_host_samples"]
-    return samples[samples["kind"] == kind] if not samples.empty else samples
+    return samples[samples["kind"].isin(kinds)] if not samples.empty else samples
 
 
 def cpu_chart(data: ReportData) -> Chart | None:
@@ -223,8 +223,9 @@ def container_chart(data: ReportData) -> Chart | None:
 
 
 def network_chart(data: ReportData) -> Chart | None:
-    """Received and sent Gbps per interface that moved any bytes, from sar -n DEV."""
-    samples = _samples(data, "sar")
+    """Received and sent Gbps per interface that moved any bytes, from sar -n DEV or procfs's /proc/net/dev."""
+    samples = _samples(data, "sar", "procfs")
+    samples = samples[samples["rx_bytes_per_s"].notna()]  # procfs: its process rows, a series' first sample
     if samples.empty:
         return None
     moved = samples.groupby(["host", "subject"])[["rx_bytes_per_s", "tx_bytes_per_s"]].transform("max").sum(axis=1) > 0
@@ -238,13 +239,14 @@ def network_chart(data: ReportData) -> Chart | None:
     _legend(ax)
     _mark_iterations([ax], data["report_iterations"])
     _time_axis(ax)
-    return Chart("network", "Network per interface", "view host_samples (sar -n DEV): interfaces that moved bytes",
+    return Chart("network", "Network per interface", "view host_samples (sar -n DEV, procfs): interfaces that moved bytes",
                  _encode(fig))
 
 
 def process_chart(data: ReportData) -> Chart | None:
-    """CPU (of one CPU, as pidstat prints it) and threads per watched process, from pidstat."""
-    samples = _samples(data, "pidstat")
+    """CPU (of one CPU, as pidstat prints it) and threads per watched process, from pidstat or procfs."""
+    samples = _samples(data, "pidstat", "procfs")
+    samples = samples[samples["threads"].notna() | samples["cpu_pct"].notna()]  # procfs: not its interface rows
     if samples.empty:
         return None
     fig, (cpu, threads) = _figure(2)
@@ -257,7 +259,7 @@ def process_chart(data: ReportData) -> Chart | None:
     _legend(cpu)
     _mark_iterations([cpu, threads], data["report_iterations"])
     _time_axis(threads)
-    return Chart("processes", "CPU and threads per process", "view host_samples (pidstat)", _encode(fig))
+    return Chart("processes", "CPU and threads per process", "view host_samples (pidstat, procfs)", _encode(fig))
 
 
 def all_charts(data: ReportData) -> dict[str, Chart]:

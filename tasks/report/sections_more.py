@@ -92,11 +92,11 @@ def hosts(data: ReportData, charts: dict[str, Chart]) -> str:
         ("jvm", "jvm_iteration_stats", JVM_COLUMNS, "mart jvm_iteration_stats (jstat)"),
         ("containers", "container_stats", CONTAINER_COLUMNS, "mart container_stats (docker stats; iteration empty: "
                                                               "the whole run; memory trend per hour)"),
-        ("network", "host_network_stats", NETWORK_COLUMNS, "mart host_network_stats (sar -n DEV; iteration empty: "
+        ("network", "host_network_stats", NETWORK_COLUMNS, "mart host_network_stats (sar -n DEV or procfs; iteration empty: "
                                                            "the whole run)"),
-        ("disks", "host_disk_stats", DISK_COLUMNS, "mart host_disk_stats (sar -d; iteration empty: the whole run; "
+        ("disks", "host_disk_stats", DISK_COLUMNS, "mart host_disk_stats (sar -d or procfs; iteration empty: the whole run; "
                                                    "await weighted by transfers)"),
-        ("processes", "process_stats", PROCESS_COLUMNS, "mart process_stats (pidstat; iteration empty: the whole run; "
+        ("processes", "process_stats", PROCESS_COLUMNS, "mart process_stats (pidstat or procfs; iteration empty: the whole run; "
                                                         "CPU % of one CPU, share of all CPUs)"),
     ):
         frame = data[mart]
@@ -107,7 +107,7 @@ def hosts(data: ReportData, charts: dict[str, Chart]) -> str:
             parts.append(figure(charts[key]))
         if not frame.empty:
             parts.append(frame_table(frame, _present(frame, spec)) + f'<p class="note">{esc(note)}.</p>')
-    return "".join(parts) or '<p class="note">No vmstat, jstat, docker stats, sar or pidstat in this run.</p>'
+    return "".join(parts) or '<p class="note">No vmstat, jstat, docker stats, sar, pidstat or procfs in this run.</p>'
 
 
 EXPECTATION_COLUMNS = ("suite", "expectation", "column", "severity", "success", "observed")

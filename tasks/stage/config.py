@@ -83,14 +83,15 @@ Step = Annotated[
 class Monitor(StrictModel):
     """One log to collect from a host; samplers are started detached with a timestamp on every line."""
 
-    kind: Literal["vmstat", "jstat", "docker_stats", "sar", "pidstat", "access_log", "file"]
+    kind: Literal["vmstat", "jstat", "docker_stats", "sar", "pidstat", "procfs", "access_log", "file"]
     interval_s: float = Field(1, gt=0)
-    # jstat and pidstat: the JVM (process) to watch, by pid file or by a command that prints the pid
+    # jstat, pidstat and procfs: the JVM (process) to watch, by pid file or by a command that prints the pid
     pid_file: str | None = None
     pid_command: str | None = None
     # docker_stats: containers (all running ones when empty)
     containers: list[str] = Field(default_factory=list)
-    # pidstat: processes by command name (exact, as `ps -o comm` shows it); when given, the pid is not used
+    # pidstat and procfs: processes by command name (exact, as `ps -o comm` shows it); when given, the pid is not used
+    # (procfs watches no process when none of the three is given: network and disks only)
     processes: list[str] = Field(default_factory=list)
     # access_log and file: the path on the host, and the reader options for the bundle manifest
     path: str | None = None

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from tasks.stage.config import Monitor
+from tasks.stage.procfs_sampler import procfs_command
 from tasks.stage.shell import quote
 from tasks.stage.transport import Transport
 
@@ -52,6 +53,8 @@ def sampler_command(monitor: Monitor, pid: str | None = None) -> str:
         return f"{SYSSTAT_ENV} exec sar -n DEV -d {seconds}"
     if monitor.kind == "pidstat":
         return f"{SYSSTAT_ENV} exec pidstat -h -u -r -v {_pidstat_tasks(monitor, pid)} {seconds}"
+    if monitor.kind == "procfs":
+        return procfs_command(monitor.interval_s, monitor.processes, monitor.pid_file, pid)
     raise ValueError(f"{monitor.kind} is collected, not sampled")
 
 
@@ -86,8 +89,9 @@ def start_monitors(per_host: dict[str, list[Monitor]], transports: dict[str, Tra
             if monitor.kind in ("access_log", "file"):
                 started.append(StartedMonitor(host, monitor, "", monitor.path, Path(monitor.path).name if monitor.kind == "file" else local_name))
                 continue
-            by_pid = (monitor.pid_file or monitor.pid_command) and not monitor.processes
-            pid = _watched_pid(transport, monitor) if by_pid else None
+            # procfs reads its pid file again each interval itself
+            by_pid = monitor.pid_command if monitor.kind == "procfs" else monitor.pid_file or monitor.pid_command
+            pid = _watched_pid(transport, monitor) if by_pid and not monitor.processes else None
             name = f"monitor-{monitor.kind.replace('_', '-')}-{number}"
             transport.start_detached(name, sampler_command(monitor, pid), folder)
             started.append(StartedMonitor(host, monitor, name, f"{folder}/{name}.log", local_name))

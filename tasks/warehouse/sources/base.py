@@ -23,7 +23,7 @@ from tasks.warehouse.models import build_model, model_sql
 REQUEST_COLUMNS = ("label", "method", "started_at", "elapsed_ms", "status_code", "is_error", "bytes")
 EXCERPT_CHARS = 200
 REJECTS_KEPT = 10_000  # rejected lines kept per source with their reason; beyond, only counted
-SAMPLE_KINDS = ("vmstat", "jstat", "docker_stats", "sar", "pidstat")  # the readers that append to host_sample_facts
+SAMPLE_KINDS = ("vmstat", "jstat", "docker_stats", "sar", "pidstat", "procfs")  # the readers that append to host_sample_facts
 
 
 class SourceError(ValueError):
