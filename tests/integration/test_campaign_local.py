@@ -30,7 +30,7 @@ def _run(tmp_path: Path, overrides: dict, campaign: Path = DEMO, ports: list[int
     from flows.campaign import RunOverrides, campaign_flow
 
     ports = ports or free_ports(2)
-    in_file = {key: value for key, value in overrides.items() if key.startswith(("hosts", "load.script"))}
+    in_file = {key: value for key, value in overrides.items() if key.startswith(("hosts", "load.script", "monitors"))}
     extra = {"vars.port_app1": str(ports[0]), "vars.port_app2": str(ports[1]),
              **{key: value for key, value in overrides.items() if key not in in_file}}
     campaign = campaign_copy(tmp_path, {"workdir": str(tmp_path / "stage"), "store.uri": str(tmp_path / "store"),
@@ -54,8 +54,13 @@ def _query(tmp_path: Path, sql: str):
         return con.execute(sql).fetchall()
 
 
+# app2 watched by /proc sampling as a host without sysstat would be, beside app1's sar on the same machine
+PROCFS_APP2 = [*yaml.safe_load(DEMO.read_text())["monitors"]["app2"],
+               {"kind": "procfs", "pid_file": "{{run_dir}}/background/echo-app2.pid", "interval_s": 1}]
+
+
 def test_demo_campaign_end_to_end(prefect_server, tmp_path):
-    run_id, ports = _run(tmp_path, {"load.ramp.max_steps": 2})
+    run_id, ports = _run(tmp_path, {"load.ramp.max_steps": 2, "monitors.app2": PROCFS_APP2})
     manifest = _manifest(tmp_path)
     assert manifest["run_id"] == run_id and manifest["status"] == "completed"
     assert [it["load"] for it in manifest["iterations"]] == [{"vus": 2}, {"vus": 4}]
@@ -107,10 +112,18 @@ def _check_sysstat_marts(tmp_path: Path, run_id: str, manifest: dict, stored: Pa
     assert _query(tmp_path, f"select count(distinct iteration) from host_disk_stats where run_id = '{run_id}'")[0][0] == 2
     processes = _query(tmp_path, "select host, command, count(distinct iteration), max(threads_max), max(rss_max_kb) "
                                  f"from process_stats where run_id = '{run_id}' group by all order by host")
-    assert [p[:3] for p in processes] == [("app1", "java", 2), ("loadgen", "k6", 2)]
+    assert [p[:3] for p in processes] == [("app1", "java", 2), ("app2", "java", 2), ("loadgen", "k6", 2)]
     assert processes[0][3] > 10 and processes[0][4] > 10_000  # a JVM: many threads, tens of MB resident
     rules = {r[0] for r in _query(tmp_path, f"select distinct rule from health_findings where run_id = '{run_id}'")}
     assert {"disk_busy", "process_cpu", "thread_growth"} <= rules
+    # app2's procfs sees the same loopback as app1's sar, sampled at other instants (a second of a 3 s step
+    # moves a lot of its bytes): over the whole run, the same bytes within 10 %
+    lo = dict(_query(tmp_path, "select host, sum(rx_bytes_per_s * samples) from host_network_stats "
+                               f"where run_id = '{run_id}' and interface = 'lo' group by all"))
+    assert lo["app1"] == pytest.approx(lo["app2"], rel=0.10), lo
+    (jvm,) = _query(tmp_path, "select count(distinct iteration), min(threads_max), min(rss_max_kb) from process_stats "
+                              f"where run_id = '{run_id}' and host = 'app2'")
+    assert jvm[0] == 2 and jvm[1] > 10 and jvm[2] > 10_000, jvm
 
 
 def _task_runs(work_dir: Path) -> list[str]:
