@@ -3,7 +3,8 @@
 `pg_server` runs `initdb` and `pg_ctl` once per session in a temporary folder, as an unprivileged user when
 the tests run as root (PostgreSQL refuses root), on a free 127.0.0.1 port with its socket in that folder.
 `new_lake(name)` makes a fresh catalog database and bucket prefix and returns the lake's URL; the S3 keys
-come from the environment, as on a worker, never from the URL.
+come from the environment, as on a worker, never from the URL. Database names come from `unique_name`
+(the pytest-xdist worker and a uuid), so two fixtures or workers asking for one name never share a lake.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -25,6 +27,11 @@ from tests.integration.s3server import free_port, s3_endpoint  # noqa: F401 - th
 PG_BIN = Path(os.environ.get("PERFCAMPAIGN_PG_BIN") or max(Path("/usr/lib/postgresql").glob("*/bin"),
                                                             key=lambda p: int(p.parent.name), default=Path("/none")))
 BUCKET = "perfcampaign-lake"
+
+
+def unique_name(name: str) -> str:
+    """`name` made unique to this pytest-xdist worker ($PYTEST_XDIST_WORKER) and call: a PostgreSQL identifier."""
+    return f"{name}_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}_{uuid.uuid4().hex[:8]}".lower()
 
 
 class PostgresServer:
@@ -89,6 +96,7 @@ def new_lake(pg_server: PostgresServer, s3_endpoint: str) -> Iterator[Callable[[
         boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1").create_bucket(Bucket=BUCKET)
 
         def make(name: str) -> str:
+            name = unique_name(name)
             pg_server.create_database(name)
             return (f"ducklake:postgres:dbname={name} host=127.0.0.1 port={pg_server.port} user=postgres "
                     f"data_path=s3://{BUCKET}/{name}/ endpoint_url={s3_endpoint}")
