@@ -21,6 +21,8 @@ from pathlib import Path
 import boto3
 import pytest
 
+from tasks.warehouse.moving import copy_runs
+
 from tests.integration.s3server import free_port, s3_endpoint  # noqa: F401 - the fixture new_lake uses
 
 # Debian's postgresql package: /usr/lib/postgresql/<major>/bin (the newest one found)
@@ -102,3 +104,21 @@ def new_lake(pg_server: PostgresServer, s3_endpoint: str) -> Iterator[Callable[[
                     f"data_path=s3://{BUCKET}/{name}/ endpoint_url={s3_endpoint}")
 
         yield make
+
+
+def lake_copy(request: pytest.FixtureRequest, warehouse: Path, name: str) -> str:
+    """A fresh lake holding every run of a file warehouse, copied by `warehouse copy`'s code: the rows a lake
+    ingest lands, in one copy instead of one lake ingest per run (a lake ingest costs 5-30 s)."""
+    lake = request.getfixturevalue("new_lake")(name)
+    copy_runs(warehouse, lake)
+    return lake
+
+
+def on_both_engines(file_fixture: str, name: str, scope: str = "module"):
+    """A fixture giving the warehouse file that the fixture `file_fixture` builds, then the same runs in a lake:
+    the checks that take it run on both engines, the lake's made once per `scope`."""
+    @pytest.fixture(scope=scope, params=["file", "lake"])
+    def warehouse(request: pytest.FixtureRequest) -> Path | str:
+        path = request.getfixturevalue(file_fixture)
+        return path if request.param == "file" else lake_copy(request, path, name)
+    return warehouse
