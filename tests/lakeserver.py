@@ -3,7 +3,8 @@
 `pg_server` runs `initdb` and `pg_ctl` once per session in a temporary folder, as an unprivileged user when
 the tests run as root (PostgreSQL refuses root), on a free 127.0.0.1 port with its socket in that folder.
 `new_lake(name)` makes a fresh catalog database and bucket prefix and returns the lake's URL; the S3 keys
-come from the environment, as on a worker, never from the URL.
+come from the environment, as on a worker, never from the URL. Database names come from `unique_name`
+(the pytest-xdist worker and a uuid), so two fixtures or workers asking for one name never share a lake.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ import pwd
 import shutil
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import boto3
 import pytest
+
+from tasks.warehouse.moving import copy_runs
 
 from tests.integration.s3server import free_port, s3_endpoint  # noqa: F401 - the fixture new_lake uses
 
@@ -25,6 +29,11 @@ from tests.integration.s3server import free_port, s3_endpoint  # noqa: F401 - th
 PG_BIN = Path(os.environ.get("PERFCAMPAIGN_PG_BIN") or max(Path("/usr/lib/postgresql").glob("*/bin"),
                                                             key=lambda p: int(p.parent.name), default=Path("/none")))
 BUCKET = "perfcampaign-lake"
+
+
+def unique_name(name: str) -> str:
+    """`name` made unique to this pytest-xdist worker ($PYTEST_XDIST_WORKER) and call: a PostgreSQL identifier."""
+    return f"{name}_{os.environ.get('PYTEST_XDIST_WORKER', 'main')}_{uuid.uuid4().hex[:8]}".lower()
 
 
 class PostgresServer:
@@ -89,8 +98,27 @@ def new_lake(pg_server: PostgresServer, s3_endpoint: str) -> Iterator[Callable[[
         boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1").create_bucket(Bucket=BUCKET)
 
         def make(name: str) -> str:
+            name = unique_name(name)
             pg_server.create_database(name)
             return (f"ducklake:postgres:dbname={name} host=127.0.0.1 port={pg_server.port} user=postgres "
                     f"data_path=s3://{BUCKET}/{name}/ endpoint_url={s3_endpoint}")
 
         yield make
+
+
+def lake_copy(request: pytest.FixtureRequest, warehouse: Path, name: str) -> str:
+    """A fresh lake holding every run of a file warehouse, copied by `warehouse copy`'s code: the rows a lake
+    ingest lands, in one copy instead of one lake ingest per run (a lake ingest costs 5-30 s)."""
+    lake = request.getfixturevalue("new_lake")(name)
+    copy_runs(warehouse, lake)
+    return lake
+
+
+def on_both_engines(file_fixture: str, name: str, scope: str = "module"):
+    """A fixture giving the warehouse file that the fixture `file_fixture` builds, then the same runs in a lake:
+    the checks that take it run on both engines, the lake's made once per `scope`."""
+    @pytest.fixture(scope=scope, params=["file", "lake"])
+    def warehouse(request: pytest.FixtureRequest) -> Path | str:
+        path = request.getfixturevalue(file_fixture)
+        return path if request.param == "file" else lake_copy(request, path, name)
+    return warehouse

@@ -27,7 +27,7 @@ from tasks.store.base import StoreError
 from tasks.store.factory import open_store
 from tasks.warehouse.connection import open_warehouse
 from tasks.warehouse.engines import Lake, parse_warehouse
-from tasks.warehouse.models import model_sql
+from tasks.warehouse.models import model_sql, warehouse_has
 
 FILES = {"html": "report.html", "markdown": "summary.md", "json": "summary.json", "junit": "junit.xml"}
 
@@ -113,7 +113,7 @@ def record_report(warehouse: Path | Lake, run_id: str, uri: str) -> None:
 def latest_report(warehouse: Path | Lake, run_id: str) -> str | None:
     """The URI of the run's latest published report, None when there is none."""
     with open_warehouse(warehouse) as con:
-        known = con.execute("select count(*) from information_schema.tables where table_name = 'reports'").fetchone()[0]
+        known = warehouse_has(con, "reports")
         row = con.execute(model_sql("reports/latest_report"), {"run_id": run_id}).fetchone() if known else None
     return row[0] if row else None
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from tasks.report.compare import compare_runs, requirement_changes
 from tasks.validate.run import run_thresholds
-from tasks.warehouse.models import model_sql
+from tasks.warehouse.models import model_sql, warehouse_has
 
 MAX_LABELS = 8
 HISTORY_RUNS = 60  # runs the History section shows
@@ -58,19 +58,15 @@ def _frame(con: duckdb.DuckDBPyConnection, sql: str, params: dict) -> pd.DataFra
     return con.execute(sql, params).df()
 
 
-def _table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    query = "select count(*) from information_schema.tables where table_name = $name"
-    return con.execute(query, {"name": name}).fetchone()[0] > 0
-
-
 def _columns(con: duckdb.DuckDBPyConnection, name: str) -> list[str]:
-    query = "select column_name from information_schema.columns where table_name = $name order by ordinal_position"
+    query = ("select column_name from duckdb_columns() where table_name = $name and database_name = current_database() "
+             "order by column_index")
     return [row[0] for row in con.execute(query, {"name": name}).fetchall()]
 
 
 def _expectations(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame | None:
     """The run's rows of `expectation_results`, whatever its columns; None when the table does not exist."""
-    if not _table_exists(con, "expectation_results"):
+    if not warehouse_has(con, "expectation_results"):
         return None
     if "run_id" not in _columns(con, "expectation_results"):
         return pd.DataFrame()
@@ -80,7 +76,7 @@ def _expectations(con: duckdb.DuckDBPyConnection, run_id: str) -> pd.DataFrame |
 
 def _validation(con: duckdb.DuckDBPyConnection, run_id: str) -> dict[str, Any] | None:
     """The run's row of `validations` (outcome and page of the last validation), None without one."""
-    if not _table_exists(con, "validations") or "run_id" not in _columns(con, "validations"):
+    if not warehouse_has(con, "validations") or "run_id" not in _columns(con, "validations"):
         return None
     cursor = con.execute("select * from validations where run_id = $run_id", {"run_id": run_id})
     row = cursor.fetchone()
@@ -107,7 +103,7 @@ def default_baseline(con: duckdb.DuckDBPyConnection, run_id: str, run: dict[str,
 
 def _has_history(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the warehouse has the history's tables (one written before them has not)."""
-    return _table_exists(con, "series_values") and _table_exists(con, "change_points")
+    return warehouse_has(con, "series_values") and warehouse_has(con, "change_points")
 
 
 def load_report_data(
@@ -136,7 +132,7 @@ def load_report_data(
         con, model_sql("reports/report_label_stats"), {**params, "max_labels": MAX_LABELS})
     for mart, order in MART_ORDER.items():
         data.frames[mart] = _frame(con, f"select * from {mart} where run_id = $run_id order by {order}", params) \
-            if _table_exists(con, mart) else pd.DataFrame()
+            if warehouse_has(con, mart) else pd.DataFrame()
     history = _has_history(con)
     for name in ("report_history", "report_changes", "report_events"):
         data.frames[name] = _frame(con, model_sql(f"reports/{name}"), {**params, "last_runs": HISTORY_RUNS}) \
@@ -145,7 +141,7 @@ def load_report_data(
     data.validation = _validation(con, run_id)
     data.frames["clock_skew"] = (
         _frame(con, "select * from clock_skew where run_id = $run_id order by host", params)
-        if _table_exists(con, "clock_skew") else pd.DataFrame()
+        if warehouse_has(con, "clock_skew") else pd.DataFrame()
     )
     if data.validation_page is None and data.validation and data.validation.get("page_path"):
         data.validation_page = data.validation["page_path"]

@@ -130,7 +130,7 @@ def attach_lake(con: duckdb.DuckDBPyConnection, lake: Lake, write: bool, alias: 
     attached beside another under another alias)."""
     names = ["ducklake", *(["postgres_scanner"] if lake.is_postgres else [])]
     if lake.data_path.startswith("s3://"):
-        names += ["httpfs", "aws"]
+        names.append("httpfs")  # `aws` only for the credential chain (_create_s3_secret): 0.1 s a command
     for name in names:
         con.execute(f"load '{extension_file(name)}'")
     if lake.data_path.startswith("s3://"):
@@ -176,6 +176,7 @@ def _create_s3_secret(con: duckdb.DuckDBPyConnection, lake: Lake) -> None:
             params["session_token"] = os.environ["AWS_SESSION_TOKEN"]
         provider = "config"
     else:
+        con.execute(f"load '{extension_file('aws')}'")
         provider = "credential_chain"
     if endpoint:
         parts = urlsplit(endpoint)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from tasks.warehouse.models import ddl_names, load_models, model_sql
 
 T = TypeVar("T")
 ATTEMPTS = 8
+_CREATED_TABLE = re.compile(r"create table if not exists (\w+)", re.IGNORECASE)
 
 
 def is_conflict(exc: BaseException) -> bool:
@@ -81,15 +83,31 @@ def _set_meta(con: duckdb.DuckDBPyConnection, key: str, value: str) -> None:
     con.execute("insert into warehouse_meta values ($key, $value)", {"key": key, "value": value})
 
 
+def _schema_tables() -> set[str]:
+    """The base tables sql/schema/ makes (and the lake's key counter)."""
+    return {name for ddl in ddl_names("schema") for name in _CREATED_TABLE.findall(model_sql(ddl))} | {"lake_source_keys"}
+
+
+def _made(con: duckdb.DuckDBPyConnection, wanted: str) -> bool:
+    """Whether this sql/ made the schema and every base table is still there (a user may drop one: the next
+    writer makes it again, as a file warehouse's does)."""
+    if _meta(con, "schema_fingerprint") != wanted:
+        return False
+    existing = {name for (name,) in con.execute(
+        "select distinct table_name from duckdb_columns() where database_name = current_database()").fetchall()}
+    return _schema_tables() <= existing
+
+
 def ensure_lake_schema(con: duckdb.DuckDBPyConnection, ensure_schema: Callable[[duckdb.DuckDBPyConnection], None]) \
         -> None:
-    """Make the tables and public views once (and again only when sql/ changed them), not on every writer."""
+    """Make the tables and public views once (and again only when sql/ changed them or a table was dropped),
+    not on every writer."""
     wanted = _schema_fingerprint()
-    if _meta(con, "schema_fingerprint") == wanted:
+    if _made(con, wanted):
         return
 
     def make() -> None:
-        if _meta(con, "schema_fingerprint") == wanted:
+        if _made(con, wanted):
             return  # another writer made it while this one waited
         ensure_schema(con)
         con.execute("create table if not exists lake_source_keys (next_key bigint not null)")

@@ -185,7 +185,7 @@ def materialize(con: duckdb.DuckDBPyConnection, model: Model, params: Mapping[st
         scope = "temp " if model.is_temporary else ""
         con.execute(f"create or replace {scope}{model.header.materialized} {model.name} as {model.sql}", bound)
         return
-    if not _warehouse_table_exists(con, model.name):
+    if not warehouse_has(con, model.name):
         con.execute(f"create table {model.name} as select * from ({model.sql}) limit 0", bound)
     key = model.header.unique_key
     if key is not None:
@@ -195,8 +195,12 @@ def materialize(con: duckdb.DuckDBPyConnection, model: Model, params: Mapping[st
     con.execute(f"insert into {model.name} by name {model.sql}", bound)
 
 
-def _warehouse_table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    query = "select count(*) from duckdb_tables() where table_name = $name and not temporary"
+def warehouse_has(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """Whether the warehouse (not this connection's temporary objects) has a table or view `name`.
+
+    Asked of duckdb_columns(): on a lake, duckdb_tables() and information_schema.tables fetch every
+    table's size statistics from the catalog (50-100 ms a call), the columns only its schema (3 ms)."""
+    query = "select count(*) from duckdb_columns() where table_name = $name and database_name = current_database()"
     return con.execute(query, {"name": name}).fetchone()[0] > 0
 
 

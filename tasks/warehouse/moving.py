@@ -2,7 +2,7 @@
 
 A copy attaches the source read-only beside the destination and, in one destination transaction, replaces
 each run's rows in every table keyed by run_id (base tables, marts, and any other, e.g. triage) and the
-requests of its sources, under source keys the destination reserves. Row counts of every copied table are
+rows keyed by its sources (requests, k6 metric points), under source keys the destination reserves. Row counts of every copied table are
 compared at the end; a difference rolls the whole copy back.
 """
 
@@ -63,7 +63,7 @@ def _counts(con: duckdb.DuckDBPyConnection, target: str, tables: dict[str, list[
     def rows(catalog: str, table: str, columns: list[str]) -> str:
         if "run_id" in columns:
             where = "run_id in (select run_id from copied_runs)"
-        else:  # request_facts: its run is its source's
+        else:  # request_facts, k6_metric_points: their run is their source's
             where = (f"source_key in (select source_key from {catalog}.main.sources "
                      "where run_id in (select run_id from copied_runs))")
         return f"(select count(*) from {catalog}.main.{table} where {where})"
@@ -110,12 +110,13 @@ def _copy(con: duckdb.DuckDBPyConnection, target: str, runs: list[str]) -> CopyR
         # none when no run is here yet (one transaction wrote all of a run's rows, so no table holds any)
         if con.execute(f"select count(*) from {target}.main.runs where run_id in (select run_id from copied_runs)"
                        ).fetchone()[0]:
-            con.execute(f"delete from {target}.main.request_facts where source_key in (select source_key from "
-                        f"{target}.main.sources where run_id in (select run_id from copied_runs))")
+            for table in sorted(table for table, columns in ours.items() if _by_source(columns)):
+                con.execute(f"delete from {target}.main.{table} where source_key in (select source_key from "
+                            f"{target}.main.sources where run_id in (select run_id from copied_runs))")
             for table in sorted(table for table, columns in ours.items() if "run_id" in columns):
                 con.execute(f"delete from {target}.main.{table} where run_id in (select run_id from copied_runs)")
         for table, columns in sorted(theirs.items()):
-            if "run_id" not in columns and table != "request_facts":
+            if "run_id" not in columns and not _by_source(columns):
                 continue
             if table not in ours:
                 con.execute(f"create table {target}.main.{table} as select * from {SOURCE}.main.{table} limit 0")
@@ -132,6 +133,11 @@ def _copy(con: duckdb.DuckDBPyConnection, target: str, runs: list[str]) -> CopyR
             raise WarehouseError("copy: row counts differ, nothing copied: " + ", ".join(
                 f"{table} {a} in the source, {b} copied" for table, (a, b) in sorted(unequal.items())))
     return CopyReport(runs, {table: pair[0] for table, pair in counts.items()})
+
+
+def _by_source(columns: list[str]) -> bool:
+    """A table whose rows belong to a run through their source (request_facts, k6_metric_points)."""
+    return "source_key" in columns and "run_id" not in columns
 
 
 def _adopt_marts_fingerprint(con: duckdb.DuckDBPyConnection, target: str) -> None:

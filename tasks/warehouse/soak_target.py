@@ -13,7 +13,7 @@ from typing import Any
 from tasks.bundle.soak import RATE_KEY, SoakTarget, SoakTargetError, TargetFrom, soak_target_value
 from tasks.warehouse.connection import WarehouseError, open_warehouse
 from tasks.warehouse.engines import Lake
-from tasks.warehouse.models import model_sql
+from tasks.warehouse.models import model_sql, warehouse_has
 
 __all__ = ["SoakTargetError", "resolve_soak_target"]
 
@@ -50,7 +50,7 @@ def resolve_soak_target(warehouse: Path | Lake, target_from: TargetFrom, step: d
               "side": target_from.side}
     try:
         with open_warehouse(warehouse) as con:
-            if not con.execute("select count(*) from information_schema.tables where table_name = 'capacity'").fetchone()[0]:
+            if not warehouse_has(con, "capacity"):
                 rows = []
             else:
                 cursor = con.execute(model_sql("reports/soak_target"), params)

@@ -21,6 +21,7 @@ import yaml
 from bench.ingest import generate_access_log
 from tasks.history.analysis import analyse_run
 from tasks.warehouse.connection import WarehouseError, open_warehouse
+from tasks.warehouse.engines import parse_warehouse
 from tasks.warehouse.ingest import ingest_bundle
 from tasks.warehouse.moving import copy_runs
 from tests.golden.public_tables import ROOT, SAMPLES, cell, snapshot
@@ -99,6 +100,19 @@ def test_one_run_ingested_twice_at_once_lands_once(new_lake, tmp_path, one_echo_
     assert counts(lake, "echo-twice") == one_echo_run
 
 
+@pytest.mark.parametrize("engine", ["file", "lake"])
+def test_a_table_a_user_dropped_is_made_again_by_the_next_writer(engine, new_lake, tmp_path):
+    warehouse = tmp_path / "w.duckdb" if engine == "file" else new_lake("dropped")
+    ingest_bundle(echo_bundle(tmp_path / "echo", "echo-dropped"), warehouse, progress=lambda _: None)  # marts too
+    for table in ("rejected_lines", "lake_source_keys" if engine == "lake" else "validations"):
+        with open_warehouse(warehouse, write=True) as con:  # what an ingest opens first
+            con.execute(f"drop table {table}")
+        with open_warehouse(warehouse, write=True):
+            pass
+        with open_warehouse(warehouse) as con:
+            assert con.execute(f"select count(*) from duckdb_columns() where table_name = '{table}'").fetchone()[0] > 0
+
+
 def _objects(endpoint: str, prefix: str) -> set[str]:
     client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
     pages = client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix)
@@ -110,8 +124,9 @@ def _objects(endpoint: str, prefix: str) -> set[str]:
 def test_a_killed_ingest_leaves_nothing_referenced_and_maintain_deletes_its_files(new_lake, s3_endpoint, tmp_path,
                                                                                   one_echo_run):
     lake = new_lake("killed")
+    prefix = parse_warehouse(lake).data_path.removeprefix(f"s3://{BUCKET}/")
     ingest_bundle(echo_bundle(tmp_path / "echo", "echo-kept"), lake, progress=lambda _: None)
-    before = _objects(s3_endpoint, "killed/")
+    before = _objects(s3_endpoint, prefix)
     bundle = tmp_path / "big"
     bundle.mkdir()
     generate_access_log(bundle / "access.log", 600_000, 2_000)
@@ -122,19 +137,19 @@ def test_a_killed_ingest_leaves_nothing_referenced_and_maintain_deletes_its_file
                      "duration_unit": "ms"}]}))
     writer = ingest_process(bundle, lake, start_new_session=True)
     deadline = time.monotonic() + 120
-    while not (_objects(s3_endpoint, "killed/") - before) and writer.poll() is None and time.monotonic() < deadline:
+    while not (_objects(s3_endpoint, prefix) - before) and writer.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
     assert writer.poll() is None, "the ingest ended before it wrote a file: make the bundle bigger"
     os.killpg(writer.pid, signal.SIGKILL)
     writer.wait()
     assert counts(lake, "killed")[:3] == (0, 0, 0)
     assert counts(lake, "echo-kept") == one_echo_run
-    orphans = _objects(s3_endpoint, "killed/") - before
+    orphans = _objects(s3_endpoint, prefix) - before
     assert orphans, "the killed ingest left no file to clean"
     maintained = subprocess.run([*CLI, "warehouse", "maintain", "--warehouse", lake, "--older-than-hours", "0"],
                                 cwd=ROOT, capture_output=True, text=True)
     assert maintained.returncode == 0, maintained.stderr
-    assert not (_objects(s3_endpoint, "killed/") & orphans), "maintain left the killed ingest's files"
+    assert not (_objects(s3_endpoint, prefix) & orphans), "maintain left the killed ingest's files"
     assert counts(lake, "echo-kept") == one_echo_run  # and kept every file the catalog needs
 
 

@@ -14,7 +14,7 @@ from prefect.blocks.system import Secret
 from tasks.warehouse.connection import WarehouseError, open_warehouse
 from tests.golden.public_tables import ROOT
 from tests.integration.test_lake import CLI, echo_bundle
-from tests.lakeserver import BUCKET, pg_server, s3_endpoint  # noqa: F401 - the lake's fixtures
+from tests.lakeserver import BUCKET, pg_server, s3_endpoint, unique_name  # noqa: F401 - the lake's fixtures
 
 pytestmark = pytest.mark.integration
 
@@ -24,11 +24,12 @@ def test_a_lake_takes_its_catalog_password_and_s3_keys_from_prefect_blocks(prefe
     from prefect.settings import PREFECT_API_URL
 
     password, key_id, secret_key = f"pw-{uuid.uuid4().hex}", "key-from-block", f"sk-{uuid.uuid4().hex}"
-    pg_server.create_password_role("lake_writer", password, "blocks")
+    role, database = unique_name("lake_writer"), unique_name("blocks")
+    pg_server.create_password_role(role, password, database)
     Secret(value=password).save("lake-catalog-password", overwrite=True)
     Secret(value={"aws_access_key_id": key_id, "aws_secret_access_key": secret_key}).save("lake-s3", overwrite=True)
-    catalog = f"ducklake:postgres:dbname=blocks host=127.0.0.1 port={pg_server.port} user=lake_writer"
-    where = f"data_path=s3://{BUCKET}/blocks/ endpoint_url={s3_endpoint}"
+    catalog = f"ducklake:postgres:dbname={database} host=127.0.0.1 port={pg_server.port} user={role}"
+    where = f"data_path=s3://{BUCKET}/{database}/ endpoint_url={s3_endpoint}"
     lake = f"{catalog} {where} password_block=lake-catalog-password s3_credentials_block=lake-s3"
     boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1").create_bucket(Bucket=BUCKET)
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "PGPASSWORD"):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-import duckdb
 import pytest
 from typer.testing import CliRunner
 
@@ -14,21 +13,25 @@ from tasks.validate.run import (
     load_suites,
     validate_run,
 )
+from tasks.warehouse.connection import open_warehouse
 from tasks.warehouse.ingest import ingest_bundle
 from tests import validation_runs as runs
+from tests.lakeserver import new_lake, pg_server, s3_endpoint  # noqa: F401 - fixtures of the lake engine
 
 SUITE_FILES = sorted(EXPECTATIONS_DIR.glob("*.json"))
 EXPECTATION_COUNT = sum(len(json.loads(path.read_text())["expectations"]) for path in SUITE_FILES)
 
 
-def _load(tmp_path, bundle):
-    warehouse = tmp_path / "w.duckdb"
+def _load(tmp_path, bundle, request=None):
+    """The bundle ingested into a warehouse file, or into a new lake when the test's `engine` says "lake"."""
+    engine = request.getfixturevalue("engine") if request else "file"
+    warehouse = tmp_path / "w.duckdb" if engine == "file" else request.getfixturevalue("new_lake")("validate")
     ingest_bundle(bundle, warehouse, progress=lambda m: None)
     return warehouse
 
 
 def _results(warehouse, run_id):
-    with duckdb.connect(str(warehouse), read_only=True) as con:
+    with open_warehouse(warehouse) as con:
         rows = con.execute(
             "select suite, expectation, severity, success, observed, details::varchar from expectation_results "
             "where run_id = $run_id", {"run_id": run_id}).fetchall()
@@ -53,8 +56,9 @@ def test_every_suite_file_names_a_check_query_and_unique_expectation_ids():
         assert (EXPECTATIONS_DIR.parent / "sql" / "checks" / f"{suite['meta']['check']}.sql").is_file()
 
 
-def test_a_clean_run_passes_everything(tmp_path):
-    warehouse = _load(tmp_path, runs.write_run(tmp_path / "b", "clean"))
+@pytest.mark.parametrize("engine", ["file", "lake"])
+def test_a_clean_run_passes_everything(tmp_path, request, engine):
+    warehouse = _load(tmp_path, runs.write_run(tmp_path / "b", "clean"), request)
     summary = validate_run(warehouse, "clean", tmp_path / "out")
     assert summary.success and summary.evaluated == EXPECTATION_COUNT
     assert (summary.failed, summary.warnings) == ([], [])
@@ -64,7 +68,7 @@ def test_a_clean_run_passes_everything(tmp_path):
     assert results[("iteration_coverage", "every_host_every_iteration")][2] == "all 9 rows as expected"
     assert results[("k6_summary_checks", "summary_agrees_with_points")][2] == "all 9 rows as expected"
     assert results[("background_load", "ran_at_declared_rate")][2] == "no rows to check"
-    with duckdb.connect(str(warehouse), read_only=True) as con:
+    with open_warehouse(warehouse) as con:
         row = con.execute("select success, evaluated_expectations, failed_expectations, warnings, page_path "
                           "from validations where run_id = 'clean'").fetchone()
     assert row == (True, EXPECTATION_COUNT, [], [], str(tmp_path / "out" / "validation.html"))
@@ -97,7 +101,7 @@ def test_a_last_line_cut_in_half_is_one_rejected_line_under_1_pct(tmp_path):
     summary = validate_run(warehouse, "cut")
     assert summary.success
     served = sum(r.host == "app2" for r in requests)
-    with duckdb.connect(str(warehouse), read_only=True) as con:
+    with open_warehouse(warehouse) as con:
         assert con.execute("select rows_loaded, rows_rejected from sources where path = 'app2/access.log'").fetchone() \
             == (served - 1, 1)
         assert con.execute("select count(*) from rejected_lines where path = 'app2/access.log'").fetchone()[0] == 1
@@ -118,12 +122,13 @@ def test_a_log_that_stops_half_way_fails_coverage_for_the_later_iterations(tmp_p
     assert severity == "critical"
     assert _unexpected(details, "iteration", "side", "host", "calls") == [(3, "server", "app2", 0)]
     assert observed.startswith("1 of 9 rows unexpected: iteration=3, side=server, host=app2")
-    with duckdb.connect(str(warehouse), read_only=True) as con:
+    with open_warehouse(warehouse) as con:
         assert con.execute("select success, failed_expectations from validations").fetchone() \
             == (False, ["iteration_coverage.every_host_every_iteration"])
 
 
-def test_host_metric_defects_fail_their_own_expectations_only(tmp_path):
+@pytest.mark.parametrize("engine", ["file", "lake"])
+def test_host_metric_defects_fail_their_own_expectations_only(tmp_path, request, engine):
     bad_row = 20  # vmstat data row 20 (true second 15 after START) says us=70: the CPU columns sum past 100
     files = {
         "app1/vmstat-t.log": runs.vmstat_t(overrides={bad_row: 70}),
@@ -134,7 +139,7 @@ def test_host_metric_defects_fail_their_own_expectations_only(tmp_path):
         {"kind": "vmstat", "host": "app2", "path": "app2/vmstat-t.log"},
         {"kind": "jstat", "host": "app1", "path": "app1/jstat.log", "started_at": runs.START.isoformat(), "interval_s": 1},
     ]
-    warehouse = _load(tmp_path, runs.write_run(tmp_path / "b", "hosts", files=files, sources=sources))
+    warehouse = _load(tmp_path, runs.write_run(tmp_path / "b", "hosts", files=files, sources=sources), request)
     summary = validate_run(warehouse, "hosts")
     assert not summary.success
     failures = _failures(warehouse, "hosts")
@@ -176,7 +181,7 @@ def test_load_tool_defects_and_a_background_load_off_its_declared_rate(tmp_path)
         ("background_load", "ran_at_declared_rate"),
         ("k6_summary_checks", "summary_agrees_with_points"),
     ]
-    with duckdb.connect(str(warehouse), read_only=True) as con:
+    with open_warehouse(warehouse) as con:
         rejected = con.execute("select path, reason from rejected_lines where run_id = 'tools' order by path").fetchall()
     assert rejected == [("app2/access.log", "value: status 999 is not an HTTP status (0 or 100..599)"),
                         ("loadgen/k6.json", "value: elapsed_ms is negative")]
@@ -193,10 +198,10 @@ def test_revalidation_replaces_results_and_reingest_clears_them(tmp_path):
     validate_run(warehouse, "again")
     validate_run(warehouse, "again")
     count = "select (select count(*) from expectation_results), (select count(*) from validations)"
-    with duckdb.connect(str(warehouse), read_only=True) as con:
+    with open_warehouse(warehouse) as con:
         assert con.execute(count).fetchone() == (EXPECTATION_COUNT, 1)
     ingest_bundle(bundle, warehouse, progress=lambda m: None)
-    with duckdb.connect(str(warehouse), read_only=True) as con:
+    with open_warehouse(warehouse) as con:
         assert con.execute(count).fetchone() == (0, 0)
 
 

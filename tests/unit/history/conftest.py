@@ -10,11 +10,12 @@ import pytest
 from tasks.history.analysis import analyse_run
 from tasks.warehouse.ingest import ingest_bundle
 from tests.history_nights import write_night
+from tests.lakeserver import new_lake, on_both_engines, pg_server, s3_endpoint  # noqa: F401 - the lake's fixtures
 from tests.unit.history.nightly import NIGHTS, night, run_id
 
 
 @pytest.fixture(scope="session")
-def warehouse(tmp_path_factory) -> Path:
+def nightly_file(tmp_path_factory) -> Path:
     """Every night ingested; the history analysed the morning after night 11, and after the last night."""
     work = tmp_path_factory.mktemp("nights")
     path = work / "w.duckdb"
@@ -26,9 +27,13 @@ def warehouse(tmp_path_factory) -> Path:
     return path
 
 
+# the history's reading checks on a file and on a lake (its runs, marts and detected changes copied in once)
+warehouse = on_both_engines("nightly_file", "nights", scope="session")
+
+
 @pytest.fixture
-def copy(warehouse, tmp_path) -> Path:
-    """A copy of the nightly warehouse that a test may change."""
+def copy(nightly_file, tmp_path) -> Path:
+    """A copy of the nightly warehouse file that a test may change."""
     target = tmp_path / "w.duckdb"
-    shutil.copyfile(warehouse, target)
+    shutil.copyfile(nightly_file, target)
     return target

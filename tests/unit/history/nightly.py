@@ -14,8 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import duckdb
-
+from tasks.warehouse.connection import open_warehouse
 from tests.history_nights import LATENCY_METRICS, Night
 
 NIGHTS = 32
@@ -55,8 +54,8 @@ def run_id(n: int) -> str:
     return f"nightly-{n:03d}"
 
 
-def query(path: Path, sql: str, params: dict | None = None) -> list[tuple]:
-    with duckdb.connect(str(path), read_only=True) as con:
+def query(path: Path | str, sql: str, params: dict | None = None) -> list[tuple]:
+    with open_warehouse(path) as con:
         return con.execute(sql, params).fetchall()
 
 

@@ -4,8 +4,7 @@ the truth the nights were written with, exclusions, outliers, plan changes, tria
 
 from __future__ import annotations
 
-import duckdb
-
+from tasks.warehouse.connection import open_warehouse
 from tests.history_nights import LATENCY_METRICS, write_night
 from tests.unit.history.nightly import (
     FAILED,
@@ -68,7 +67,7 @@ def test_a_failed_run_is_in_no_series_and_in_the_exclusions(warehouse):
                  {"a": run_id(FAILED), "b": run_id(FAILED + 1)}) == [(0,)]
 
 
-def test_a_run_missing_an_iteration_on_one_side_is_missing_from_those_series_only(warehouse):
+def test_a_run_missing_an_iteration_on_one_side_is_missing_from_those_series_only(warehouse, nightly_file):
     """Night 6's JTL has no request of iteration 2: it leaves the client's iteration-2 series, no other."""
     def keys(n: int) -> set[tuple]:
         return set(query(warehouse, "select side, host, iteration, label, metric from series where run_id = $r",
@@ -80,7 +79,7 @@ def test_a_run_missing_an_iteration_on_one_side_is_missing_from_those_series_onl
     assert lost == before - client_2  # every other series has the run: the server's iteration 2 too
     assert any(key[0] == "server" and key[2] == 2 for key in lost)
     # the client's requests of that night are all in iterations 1 and 3 (the JTL as written, read with python)
-    jtl = (warehouse.parent / f"night-{NO_CLIENT_2:03d}" / "loadgen" / "result.jtl").read_text().splitlines()
+    jtl = (nightly_file.parent / f"night-{NO_CLIENT_2:03d}" / "loadgen" / "result.jtl").read_text().splitlines()
     calls = query(warehouse, "select sum(calls) from series where run_id = $r and side = 'client' and host = '(all)' "
                              "and label = '(all)' and metric = 'avg_ms'", {"r": run_id(NO_CLIENT_2)})
     assert calls == [(len(jtl) - 1,)]
@@ -186,10 +185,7 @@ def test_the_report_fails_a_testcase_per_new_regression_and_shows_the_history(wa
 def test_the_baseline_comes_from_the_current_segment(warehouse, tmp_path):
     from tasks.report.data import default_baseline
 
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        from tasks.warehouse.models import run_ddl
-
-        run_ddl(con, "macros")
+    with open_warehouse(warehouse) as con:  # with the macros
         baselines = {n: default_baseline(con, run_id(n), {"labels": {}}) for n in (10, 11, OUTLIER + 1, FAILED + 1)}
     assert baselines == {10: run_id(9), 11: run_id(10), OUTLIER + 1: run_id(OUTLIER - 1), FAILED + 1: run_id(FAILED - 1)}
 
@@ -197,7 +193,6 @@ def test_the_baseline_comes_from_the_current_segment(warehouse, tmp_path):
 def test_a_change_that_moves_to_the_next_run_keeps_its_first_detection_and_triage(copy):
     """As more nights arrive a change may settle one run later: the same finding, not a new regression."""
     from tasks.history.analysis import analyse_campaign
-    from tasks.warehouse.connection import open_warehouse
 
     key = {"side": "server", "host": "(all)", "iteration": 3, "label": "(all)", "metric": "p95_ms", "kind": "change"}
     where = " and ".join(f"{name} = ${name}" for name in key)

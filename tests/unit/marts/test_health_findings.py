@@ -17,13 +17,14 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
+from tasks.warehouse.connection import open_warehouse
 from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
+from tests.lakeserver import on_both_engines
 
 QUIET = {"progress": lambda message: None}
 T0 = datetime(2026, 12, 2, 9, 59, tzinfo=timezone.utc)
@@ -138,16 +139,21 @@ def build(tmp_path, thresholds: dict | None = None):
 
 
 def _query(warehouse, sql, params=None) -> pd.DataFrame:
-    with duckdb.connect(str(warehouse), read_only=True) as con:
-        con.execute("set TimeZone = 'UTC'")
+    with open_warehouse(warehouse) as con:
         return con.execute(sql, params).df()
 
 
 @pytest.fixture(scope="module")
-def findings(tmp_path_factory) -> tuple:
-    warehouse = build(tmp_path_factory.mktemp("health"))
-    frame = _query(warehouse, "select * from health_findings")
-    return warehouse, frame
+def warehouse_file(tmp_path_factory):
+    return build(tmp_path_factory.mktemp("health"))
+
+
+warehouse = on_both_engines("warehouse_file", "health")  # the marts' checks on a file and on a lake
+
+
+@pytest.fixture(scope="module")
+def findings(warehouse) -> tuple:
+    return warehouse, _query(warehouse, "select * from health_findings")
 
 
 def one(frame: pd.DataFrame, host: str, rule: str, iteration: int | None) -> pd.Series:
@@ -248,8 +254,8 @@ def test_network_not_moving_with_the_calls(findings):
     assert evidence["reference"] == "median"
 
 
-def test_reingest_replaces_the_host_metrics_of_the_run(findings):
-    warehouse, frame = findings
+def test_reingest_replaces_the_host_metrics_of_the_run(warehouse_file):
+    warehouse, frame = warehouse_file, _query(warehouse_file, "select * from health_findings")
     counts = "select (select count(*) from host_samples), (select count(*) from health_findings), " \
              "(select count(*) from host_metric_sources)"
     before = _query(warehouse, counts).values.tolist()

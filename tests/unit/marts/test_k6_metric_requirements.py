@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 
-import duckdb
 import numpy as np
 import pytest
 
+from tasks.warehouse.connection import open_warehouse
 from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
+from tests.lakeserver import on_both_engines
 
 START = datetime(2026, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
 RNG = np.random.default_rng(7)
@@ -42,7 +43,7 @@ def _k6_json() -> str:
 
 
 @pytest.fixture(scope="module")
-def warehouse(tmp_path_factory):
+def warehouse_file(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("k6metrics")
     iterations = [{"index": i, "start": (START + timedelta(seconds=20 * (i - 1))).isoformat(),
                    "end": (START + timedelta(seconds=20 * (i - 1) + 10)).isoformat(), "load": {"vus": i}} for i in (1, 2)]
@@ -63,15 +64,18 @@ def warehouse(tmp_path_factory):
     return path
 
 
+warehouse = on_both_engines("warehouse_file", "k6metrics")  # the marts' checks on a file and on a lake
+
+
 def test_custom_metric_points_are_kept_with_their_type(warehouse):
-    with duckdb.connect(str(warehouse), read_only=True) as con:
+    with open_warehouse(warehouse) as con:
         rows = dict(((m, t), n) for m, t, n in con.execute(
             "select metric, metric_type, count(*) from k6_metric_points group by all").fetchall())
     assert rows == {("cm_latency", "trend"): 130, ("cm_handles", "counter"): 60, ("cm_ok", "rate"): 80}
 
 
 def test_a_k6_metric_requirement_is_judged_on_its_points(warehouse):
-    with duckdb.connect(str(warehouse), read_only=True) as con:
+    with open_warehouse(warehouse) as con:
         got = {(r, i): (m, rule) for r, i, m, rule in con.execute(
             "select requirement_id, iteration, measured, rule from verdicts").fetchall()}
         (sentence,) = con.execute("select sentence from conclusions where subject = 'handles-per-s'").fetchone()

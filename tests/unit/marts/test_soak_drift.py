@@ -8,16 +8,17 @@ from datetime import datetime, timedelta, timezone
 from functools import partial
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pandas as pd
 import pytest
 
 from tasks.bundle.soak import TargetFrom
+from tasks.warehouse.connection import open_warehouse
 from tasks.warehouse.ingest import ingest_bundle
 from tasks.warehouse.soak_target import SoakTargetError, resolve_soak_target
 from tests.bundles import write_bundle
 from tests.independent import drift_fit, drift_verdict
+from tests.lakeserver import on_both_engines
 
 START = datetime(2026, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
 WINDOW_S = 60
@@ -65,7 +66,7 @@ def _soak(root, windows: int, soak: dict | None, run_id: str):
 
 
 @pytest.fixture(scope="module")
-def warehouse(tmp_path_factory):
+def warehouse_file(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("soak")
     for run_id, windows, soak in (("long", 10, {"window_s": WINDOW_S}), ("short", 2, {"window_s": WINDOW_S}),
                                   ("plain", 10, None)):
@@ -73,8 +74,11 @@ def warehouse(tmp_path_factory):
     return tmp / "w.duckdb"
 
 
+warehouse = on_both_engines("warehouse_file", "soak")  # the marts' checks on a file and on a lake
+
+
 def _rows(warehouse, run_id: str) -> pd.DataFrame:
-    with duckdb.connect(str(warehouse), read_only=True) as con:
+    with open_warehouse(warehouse) as con:
         return con.execute("select * from soak_drift where run_id = $r", {"r": run_id}).df()
 
 

@@ -5,18 +5,19 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-import duckdb
 import pytest
 
+from tasks.warehouse.connection import open_warehouse
 from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
+from tests.lakeserver import on_both_engines
 from tests.unit.marts.test_verdicts import PLAN, START, _log
 
 WARMUP_S = 2
 
 
 @pytest.fixture(scope="module")
-def warehouse(tmp_path_factory):
+def warehouse_file(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("warmup")
     iterations = [{"index": i, "start": (START + timedelta(seconds=20 * (i - 1))).isoformat(),
                    "end": (START + timedelta(seconds=20 * (i - 1) + 10)).isoformat(), "load": {"vus": 10 * i},
@@ -28,6 +29,9 @@ def warehouse(tmp_path_factory):
     return tmp_path / "w.duckdb"
 
 
+warehouse = on_both_engines("warehouse_file", "warmup")  # the marts' checks on a file and on a lake
+
+
 def _kept(iteration: int) -> list[int]:
     """The calls n of an iteration logged at or after its warm-up: at 10 * n / calls s, logged to the second."""
     calls = PLAN[iteration][0]
@@ -35,7 +39,7 @@ def _kept(iteration: int) -> list[int]:
 
 
 def test_a_warm_up_leaves_out_exactly_its_rows(warehouse):
-    with duckdb.connect(str(warehouse), read_only=True) as con:
+    with open_warehouse(warehouse) as con:
         summary = {i: (calls, cps, errors) for i, calls, cps, errors in con.execute(
             "select iteration, calls, calls_per_s, errors from iteration_summary").fetchall()}
         marked = dict(con.execute("select iteration, count(*) from requests where is_warmup group by 1").fetchall())

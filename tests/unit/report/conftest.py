@@ -14,8 +14,7 @@ import pandas as pd
 import pytest
 
 from tasks.warehouse.connection import open_warehouse
-from tasks.warehouse.moving import copy_runs
-from tests.lakeserver import new_lake, pg_server, s3_endpoint  # noqa: F401 - fixtures of the lake engine
+from tests.lakeserver import lake_copy, new_lake, pg_server, s3_endpoint  # noqa: F401 - fixtures of the lake engine
 from tests.unit.report.runs import build_warehouse
 
 
@@ -29,11 +28,7 @@ def report_file(tmp_path_factory) -> Path:
 def report_warehouse(request, report_file) -> Path | str:
     """The fixture runs in a file, or in a lake (its URL). The lake gets them as a lake ingest lands a run
     (built in a DuckDB file, then copied in by `warehouse copy`'s code), all six in one copy: 7 s, not 40."""
-    if request.param == "file":
-        return report_file
-    lake = request.getfixturevalue("new_lake")("report")
-    copy_runs(report_file, lake)
-    return lake
+    return report_file if request.param == "file" else lake_copy(request, report_file, "report")
 
 
 def query(warehouse: Path | str, sql: str, params: dict | None = None) -> pd.DataFrame:
