@@ -7,8 +7,7 @@ with points as (
     select
         *,
         row_number() over (partition by scenario, plan_id, side, host, iteration, label, metric
-                           order by run_started_at desc, run_id desc) as from_newest,
-        min(run_started_at) over (partition by scenario, plan_id) as plan_first_at
+                           order by run_started_at desc, run_id desc) as from_newest
     from series_values
     where campaign = $campaign
         and is_wanted(scenario, $scenario) and is_wanted(metric, $metric) and is_wanted(side, $side)
@@ -39,7 +38,7 @@ first_of_plan as (
 final as (
     select
         points.scenario, points.plan_id, points.side, points.host, points.iteration, points.label, points.metric,
-        points.run_id, points.run_started_at, points.value, points.calls, points.plan_first_at,
+        points.run_id, points.run_started_at, points.value, points.calls, plans.first_at as plan_first_at,
         concat_ws('; ',
             case when excluded.reason is not null then 'excluded: ' || excluded.reason end,
             case when first_of_plan.plan is not null and points.run_started_at = first_of_plan.first_at
@@ -52,6 +51,7 @@ final as (
     from points
     left join excluded using (run_id)
     left join first_of_plan using (scenario, plan_id)
+    join plans using (scenario, plan_id)  -- its first run orders the plans: a join, not a second window sort
     left join change_points as changes
         on changes.campaign = $campaign and changes.scenario = points.scenario and changes.plan_id = points.plan_id
         and changes.side = points.side and changes.host = points.host and changes.iteration = points.iteration
