@@ -12,7 +12,7 @@ import pytest
 
 from tasks.settings import MEMORY_LIMIT
 from tasks.warehouse.connection import WarehouseError, open_warehouse
-from tasks.warehouse.ingest import ingest_bundle
+from tasks.warehouse.ingest import IngestError, ingest_bundle
 from tests.bundles import write_bundle
 
 START = datetime(2026, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
@@ -89,6 +89,15 @@ def test_a_writer_has_a_settable_memory_limit_and_spills_beside_the_warehouse(tm
     with pytest.raises(WarehouseError, match="PERFCAMPAIGN_MEMORY_LIMIT='lots': expected a size"):
         with open_warehouse(warehouse, write=True):
             pass
+
+
+def test_an_ingest_out_of_memory_names_its_limit_and_changes_nothing(tmp_path, monkeypatch):
+    warehouse = tmp_path / "w.duckdb"
+    ingest_bundle(_bundle(tmp_path / "r1", "r1", 100), warehouse, progress=lambda m: None)
+    monkeypatch.setenv("PERFCAMPAIGN_MEMORY_LIMIT", "1MB")
+    with pytest.raises(IngestError, match=r"Out of Memory.*may use 1MB of memory \(PERFCAMPAIGN_MEMORY_LIMIT\)"):
+        ingest_bundle(_bundle(tmp_path / "r2", "r2", 20_000), warehouse, progress=lambda m: None)
+    assert _count(warehouse, "select string_agg(run_id) from runs") == "r1"
 
 
 def test_readers_need_an_existing_warehouse(tmp_path):
