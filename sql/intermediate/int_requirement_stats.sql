@@ -20,7 +20,7 @@ with requirements as (
     select * from requirements where run_id = $run_id
 ),
 
-samples as (
+samples as not materialized (  -- read through scoped three times: never held
     select side, host, role, null as k6_metric, label, iteration, elapsed_ms as value, is_error
     from requests
     where run_id = $run_id and iteration is not null and not is_warmup
