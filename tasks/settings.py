@@ -14,6 +14,7 @@ WORK_DIR = "perfcampaign-work"  # local bundles and reports of campaign runs
 DEFAULT_WAREHOUSE = "perfcampaign.duckdb"  # unless --warehouse or $PERFCAMPAIGN_WAREHOUSE says otherwise
 VALIDATION_PAGE = "validation.html"  # the data expectations' page, beside the report
 WRITER_WAIT_S = 600.0  # longest a writer waits for the warehouse's readers and writers; $PERFCAMPAIGN_WRITER_WAIT_S
+MEMORY_LIMIT = "3GB"  # DuckDB's memory_limit on a writing connection (an ingest spills past it); $PERFCAMPAIGN_MEMORY_LIMIT
 
 HIGHER_IS_BETTER = frozenset({"calls_per_s"})  # metrics whose fall is the regression (latency, errors: a rise)
 COMPARE_ALPHA = 0.01  # significance level of `compare` and the report's comparison with a baseline

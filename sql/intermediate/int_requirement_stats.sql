@@ -3,7 +3,10 @@
 -- host and the role of the source's host (value = elapsed_ms); a k6 metric's are that metric's points
 -- (k6_metric_points, value = the point's value), narrowed the same way (label = the point's `name` tag).
 -- A background load's own results are side `background`, never part of a requirement's side.
--- Statistics are those of int_request_stats (exact linear quantiles); `samples_per_s` = samples / duration_s.
+-- Statistics are those of int_request_stats (exact linear quantiles), taken the same two ways: from the counts
+-- of distinct values where values repeat (>= 10 samples per distinct value: millisecond logs, whose 100 M
+-- requests quantile_cont would hold, 1.9 GB), by quantile_cont where they are nearly unique.
+-- `samples_per_s` = samples / duration_s.
 -- `dropped`: the calls offered and never made, which carry no label and reached no server: a whole side's
 -- are iteration_summary.dropped (k6 dropped_iterations, a JMeter plan's shortfall; a server side shows its
 -- clients'), a client requirement of a host or role counts the dropped_iterations of those load generators.
@@ -12,12 +15,12 @@
 -- grain: requirement_id, iteration
 -- Rows in an iteration's warm-up are left out (requests.is_warmup, int_k6_points.is_warmup), and duration_s is
 -- the time after it.
--- upstream: requirements, iterations, requests, int_k6_points, iteration_summary
+-- upstream: requirements, iterations, requests, int_k6_points, iteration_summary, quantile_from_counts
 with requirements as (
     select * from requirements where run_id = $run_id
 ),
 
-samples as (
+samples as not materialized (  -- read through scoped three times: never held
     select side, host, role, null as k6_metric, label, iteration, elapsed_ms as value, is_error
     from requests
     where run_id = $run_id and iteration is not null and not is_warmup
@@ -47,7 +50,7 @@ dropped as (
     group by all
 ),
 
-scoped as (
+scoped as not materialized (  -- read three times: never held in memory
     select requirements.requirement_id, samples.iteration, samples.value, samples.is_error
     from requirements
     join samples
@@ -59,7 +62,51 @@ scoped as (
         and (requirements.label_regex is null or regexp_full_match(samples.label, requirements.label_regex))
 ),
 
-grouped as (
+by_counts as (
+    select requirement_id, approx_count_distinct(value) * 10 <= count(*) as is_by_counts
+    from scoped
+    group by requirement_id
+),
+
+by_value as (
+    select requirement_id, iteration, value, count(*) as samples, count(*) filter (where is_error) as errors
+    from scoped
+    where requirement_id in (select requirement_id from by_counts where is_by_counts)
+    group by all
+),
+
+ranked as (
+    select
+        *,
+        -- NULL values sort last, so they never count towards the ranks of the others
+        sum(samples) over (partition by requirement_id, iteration order by value
+                           rows between unbounded preceding and current row) as running_samples,
+        sum(samples) filter (where value is not null) over (partition by requirement_id, iteration) - 1 as last_rank
+    from by_value
+),
+
+grouped_by_counts as (
+    select
+        requirement_id,
+        iteration,
+        sum(samples)::bigint as samples,
+        sum(errors)::bigint as errors,
+        sum(value * samples) / sum(samples) filter (where value is not null) as avg_value,
+        [
+            quantile_from_counts(value, running_samples, last_rank, 0.5),
+            quantile_from_counts(value, running_samples, last_rank, 0.9),
+            quantile_from_counts(value, running_samples, last_rank, 0.95),
+            quantile_from_counts(value, running_samples, last_rank, 0.99)
+        ] as quantiles,
+        min(value) as min_value,
+        max(value) as max_value,
+        sum(value * samples) as total,
+        sum((value <> 0)::integer * samples) / sum(samples) filter (where value is not null) as nonzero_share
+    from ranked
+    group by requirement_id, iteration
+),
+
+grouped_by_sorting as (
     select
         requirement_id,
         iteration,
@@ -72,7 +119,14 @@ grouped as (
         sum(value) as total,
         avg((value <> 0)::integer) as nonzero_share
     from scoped
+    where requirement_id in (select requirement_id from by_counts where not is_by_counts)
     group by requirement_id, iteration
+),
+
+grouped as (
+    select * from grouped_by_counts
+    union all by name
+    select * from grouped_by_sorting
 ),
 
 final as (

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import duckdb
 
-from tasks.settings import DEFAULT_WAREHOUSE, WRITER_WAIT_S
+from tasks.settings import DEFAULT_WAREHOUSE, MEMORY_LIMIT, WRITER_WAIT_S
 from tasks.warehouse.engines import (
     Lake,
     LakeSettingError,
@@ -63,6 +64,14 @@ def writer_wait_s() -> float:
         return float(given) if given else WRITER_WAIT_S
     except ValueError:
         raise WarehouseError(f"PERFCAMPAIGN_WRITER_WAIT_S={given!r}: expected seconds") from None
+
+
+_SIZE = re.compile(r"\d+(\.\d+)? ?([KMGT]i?B|B|bytes)", re.IGNORECASE)  # DuckDB's memory sizes
+
+
+def memory_limit() -> str:
+    """DuckDB's memory limit on a writing connection: $PERFCAMPAIGN_MEMORY_LIMIT, else MEMORY_LIMIT."""
+    return os.environ.get("PERFCAMPAIGN_MEMORY_LIMIT") or MEMORY_LIMIT
 
 
 def _open_lock(lock_path: Path, path: Path, exclusive: bool) -> int | None:
@@ -121,7 +130,11 @@ def _file_lock(path: Path, exclusive: bool) -> Iterator[None]:
 def _configure(con: duckdb.DuckDBPyConnection, write: bool) -> None:
     con.execute("set TimeZone = 'UTC'")
     con.execute("set enable_progress_bar = false")  # progress is ours to print, on stderr
+    # DuckDB 1.5 keeps a subplan a query repeats in memory, `as not materialized` or not: the `requests` view a
+    # model reads two or three times was held whole (100 M requests: 15 GB). The models say what is held.
+    con.execute("set disabled_optimizers = 'common_subplan'")
     if write:
+        _limit_memory(con)
         ensure_lake_schema(con, ensure_schema) if in_lake(con) else ensure_schema(con)
     run_ddl(con, "macros")  # expressions the models share, as temporary macros of this connection
     if not write:
@@ -129,6 +142,16 @@ def _configure(con: duckdb.DuckDBPyConnection, write: bool) -> None:
         # over the warehouse itself) or read others, and none may turn that back on.
         con.execute("set enable_external_access = false")
         con.execute("set lock_configuration = true")
+
+
+def _limit_memory(con: duckdb.DuckDBPyConnection) -> None:
+    """Bound a writer's memory: DuckDB's default is 80 % of RAM, which an operator that can hold all its rows
+    takes. Past the limit DuckDB spills to its temp_directory (`<warehouse>.tmp` beside a warehouse file)."""
+    limit = memory_limit()
+    # checked here and written out: a bound parameter would import pandas (1.8 s) on every writer's start
+    if not _SIZE.fullmatch(limit):
+        raise WarehouseError(f"PERFCAMPAIGN_MEMORY_LIMIT={limit!r}: expected a size such as 3GB or 500MB")
+    con.execute(f"set memory_limit = '{limit}'")
 
 
 @contextmanager

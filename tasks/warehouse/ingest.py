@@ -26,6 +26,7 @@ from tasks.bundle.manifest import Manifest, load_manifest
 from tasks.warehouse.clock_skew import place_by_corrected_clocks
 from tasks.warehouse.connection import (
     delete_run,
+    memory_limit,
     open_warehouse,
     refresh_marts,
     transaction,
@@ -191,6 +192,8 @@ def _read_sources(
         started = time.perf_counter()
         try:
             result: SourceResult = read_source(ctx)
+        except duckdb.OutOfMemoryException:
+            raise  # not the file's fault: ingest_bundle names the limit
         except (duckdb.Error, UnicodeError, OSError, CompressedFileError) as exc:
             _checked_all(manifest, prints)  # a gzip file refused by the fingerprint pass says so, not the reader
             # DuckDB's first line says what went wrong; the rest lists reader options the user never set
@@ -294,14 +297,19 @@ def ingest_bundle(
         with open_warehouse(into, write=True) as con:
             con.execute("set preserve_insertion_order = false")
             keys = reserve_source_keys(con, len(manifest.sources))
-            with transaction(con):
-                delete_run(con, manifest.run_id)
-                _insert_run(con, manifest, bundle_uri or root.as_uri())
-                report.sources = _read_all_sources(con, manifest, root, keys, progress)
-                place_by_corrected_clocks(con, manifest, progress)  # before the marts: skewed hosts re-placed
-                progress("building marts")
-                refresh_marts(con, manifest.run_id)
-                _finish_run(con, report)
+            try:
+                with transaction(con):
+                    delete_run(con, manifest.run_id)
+                    _insert_run(con, manifest, bundle_uri or root.as_uri())
+                    report.sources = _read_all_sources(con, manifest, root, keys, progress)
+                    place_by_corrected_clocks(con, manifest, progress)  # before the marts: skewed hosts re-placed
+                    progress("building marts")
+                    refresh_marts(con, manifest.run_id)
+                    _finish_run(con, report)
+            except duckdb.OutOfMemoryException as exc:  # an operator that cannot spill, or no disk to spill to
+                raise IngestError(f"{str(exc).splitlines()[0]}: the ingest may use {memory_limit()} of memory "
+                                  "(PERFCAMPAIGN_MEMORY_LIMIT): raise it, or free disk space beside the warehouse "
+                                  "for DuckDB's temporary files") from None
 
     if not isinstance(target, Lake):
         load(target)

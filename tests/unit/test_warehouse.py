@@ -10,8 +10,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from tasks.settings import MEMORY_LIMIT
 from tasks.warehouse.connection import WarehouseError, open_warehouse
-from tasks.warehouse.ingest import ingest_bundle
+from tasks.warehouse.ingest import IngestError, ingest_bundle
 from tests.bundles import write_bundle
 
 START = datetime(2026, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
@@ -61,6 +62,42 @@ def test_two_ingests_at_once_both_land(tmp_path):
     assert [rc for rc, _ in results] == [0, 0, 0], results
     assert any("waiting for the warehouse" in err for _, err in results)
     assert _count(warehouse, "select count(*) from requests") == 3 * 2 * 20_000
+
+
+def _settings(con):
+    return con.execute("select current_setting('memory_limit'), current_setting('temp_directory'), "
+                       "current_setting('disabled_optimizers')").fetchone()
+
+
+def _as_duckdb_shows(size):
+    with duckdb.connect() as con:
+        con.execute("set memory_limit = $size", {"size": size})
+        return con.execute("select current_setting('memory_limit')").fetchone()[0]
+
+
+def test_a_writer_has_a_settable_memory_limit_and_spills_beside_the_warehouse(tmp_path, monkeypatch):
+    warehouse = tmp_path / "w.duckdb"
+    monkeypatch.delenv("PERFCAMPAIGN_MEMORY_LIMIT", raising=False)
+    with open_warehouse(warehouse, write=True) as con:
+        assert _settings(con) == (_as_duckdb_shows(MEMORY_LIMIT), f"{warehouse}.tmp", "common_subplan")
+    monkeypatch.setenv("PERFCAMPAIGN_MEMORY_LIMIT", "700MB")
+    with open_warehouse(warehouse, write=True) as con:
+        assert _settings(con)[0] == _as_duckdb_shows("700MB") != _as_duckdb_shows(MEMORY_LIMIT)
+    with open_warehouse(warehouse) as con:  # a reader holds no repeated subplan either
+        assert _settings(con)[2] == "common_subplan"
+    monkeypatch.setenv("PERFCAMPAIGN_MEMORY_LIMIT", "lots")
+    with pytest.raises(WarehouseError, match="PERFCAMPAIGN_MEMORY_LIMIT='lots': expected a size"):
+        with open_warehouse(warehouse, write=True):
+            pass
+
+
+def test_an_ingest_out_of_memory_names_its_limit_and_changes_nothing(tmp_path, monkeypatch):
+    warehouse = tmp_path / "w.duckdb"
+    ingest_bundle(_bundle(tmp_path / "r1", "r1", 100), warehouse, progress=lambda m: None)
+    monkeypatch.setenv("PERFCAMPAIGN_MEMORY_LIMIT", "1MB")
+    with pytest.raises(IngestError, match=r"Out of Memory.*may use 1MB of memory \(PERFCAMPAIGN_MEMORY_LIMIT\)"):
+        ingest_bundle(_bundle(tmp_path / "r2", "r2", 20_000), warehouse, progress=lambda m: None)
+    assert _count(warehouse, "select string_agg(run_id) from runs") == "r1"
 
 
 def test_readers_need_an_existing_warehouse(tmp_path):

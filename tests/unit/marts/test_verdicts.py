@@ -185,3 +185,27 @@ def test_a_requirement_at_an_unknown_iteration_is_refused(tmp_path):
     root = write_bundle(tmp_path / "b", {"access.log": _log()}, [source], iterations, [requirement])
     with pytest.raises(ManifestError, match="requirements.0.at.iteration: 7 is not an iteration index"):
         load_manifest(root)
+
+
+def test_percentile_requirements_match_numpy_whether_durations_repeat_or_not(tmp_path):
+    """A host whose durations repeat is judged from counts of distinct durations, one whose durations are all
+    distinct by sorting them (int_requirement_stats' two paths): both exactly as numpy interpolates."""
+    import numpy as np
+
+    durations = {"a": [1 + (n * 7919) % 40 for n in range(2000)], "b": [(n * 7919) % 100_003 for n in range(2000)]}
+    logs = {
+        f"{host}.log": "".join(f'10.0.0.1 - - [{START + timedelta(seconds=n % 10):%d/%b/%Y:%H:%M:%S} +0000] '
+                               f'"GET /x HTTP/1.1" 200 1 {ms}\n' for n, ms in enumerate(values))
+        for host, values in durations.items()
+    }
+    sources = [{"kind": "access_log", "host": h, "path": f"{h}.log", "preset": "tomcat_common_d", "duration_unit": "ms"}
+               for h in durations]
+    iterations = [{"index": 1, "start": START.isoformat(), "end": (START + timedelta(seconds=10)).isoformat()}]
+    requirements = [{"id": f"{h}-{m}", "metric": f"{m}_ms", "op": "<", "threshold": 1e9, "side": "server", "host": h}
+                    for h in durations for m in ("p50", "p95", "p99")]
+    root = write_bundle(tmp_path / "b", logs, sources, iterations, requirements)
+    ingest_bundle(root, tmp_path / "w.duckdb", progress=lambda m: None)
+    measured = {key[0]: row[0] for key, row in _verdicts(tmp_path / "w.duckdb").items() if key[1] == 1}
+    for host, values in durations.items():
+        for metric, q in (("p50", 50), ("p95", 95), ("p99", 99)):
+            assert measured[f"{host}-{metric}"] == pytest.approx(np.percentile(values, q), rel=1e-9), (host, metric)
