@@ -9,6 +9,7 @@ left undone, so a run that failed half way still keeps every log it got and can 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
@@ -295,12 +296,17 @@ def teardown_stage(run: CampaignRun) -> None:
     """Teardown steps (always tried, every one), then the connections are closed."""
     if _once(run, "teardown"):
         try:
-            run.problems += teardown(run.campaign.provision, run.campaign.teardown, run.transports, run.run_dir, REPO)
+            # the lease ends once nothing runs: a renewal touching {run_dir}/lease raced a teardown's `rm -rf`
+            run.problems += teardown(run.campaign.provision, run.campaign.teardown, run.transports, run.run_dir, REPO,
+                                     stopped=_end_lease(run))
         finally:
-            if run.lease is not None:
-                run.lease.stop()
+            _end_lease(run)()
             for transport in run.transports.values():
                 transport.close()
+
+
+def _end_lease(run: CampaignRun) -> Callable[[], None]:
+    return run.lease.stop if run.lease is not None else lambda: None
 
 
 def record_bundle(run: CampaignRun) -> Path:

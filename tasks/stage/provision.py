@@ -6,6 +6,7 @@ problems are returned so the run can say what was left behind.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from tasks.stage.config import (
@@ -78,9 +79,11 @@ def stop_background(steps: list[Step], transports: dict[str, Transport], run_dir
 
 
 def teardown(provisioned: list[Step], steps: list[Step], transports: dict[str, Transport], run_dir: str,
-             repo: Path) -> list[str]:
-    """Stop background processes (if still running), then run the teardown steps; returns every problem met."""
+             repo: Path, stopped: Callable[[], None] = lambda: None) -> list[str]:
+    """Stop background processes (if still running), call `stopped`, then run the teardown steps; returns every
+    problem met."""
     problems = stop_background(provisioned, transports, run_dir)
+    stopped()
     for step in steps:
         try:
             run_step(step, transports, run_dir, repo)
