@@ -119,15 +119,17 @@ def _check_sysstat_marts(tmp_path: Path, run_id: str, manifest: dict, stored: Pa
     assert {"disk_busy", "process_cpu", "thread_growth"} <= rules
     # app2's procfs sees the same loopback as app1's sar (busy with the harness's own traffic too): the bytes each
     # says went over lo between the same two instants agree. sar prints whole seconds, so its samples are placed
-    # at each offset of 0-1 s past the printed time: the one that fits must agree within 3 %
+    # at each offset of 0-1 s past the printed time (a printed second may be skipped: 48, 50): the one that fits must
+    # agree within 3 %
     procfs = _query(tmp_path, "select sampled_at, rx_bytes_per_s from host_samples where run_id = "
                               f"'{run_id}' and host = 'app2' and interface = 'lo' order by 1")
     ends = [pd.Timestamp(at) for at, _ in procfs]
     procfs_spans = [(since, to, rate) for since, to, (_, rate) in zip(ends, ends[1:], procfs[1:])]
     window = (ends[0] + pd.Timedelta(seconds=1), ends[-1] - pd.Timedelta(seconds=1))
     procfs_bytes = _bytes_within(procfs_spans, *window)
-    sar_bytes = [_bytes_within([(end + pd.Timedelta(seconds=offset - 1), end + pd.Timedelta(seconds=offset), rate * 1024)
-                                for end, rate in zip(lo["sampled_at"], lo["rxkB/s"])], *window)
+    sar_ends, sar_rates = list(lo["sampled_at"]), list(lo["rxkB/s"] * 1024)  # a sample covers the time since the last
+    sar_bytes = [_bytes_within([(since + pd.Timedelta(seconds=offset), to + pd.Timedelta(seconds=offset), rate)
+                                for since, to, rate in zip(sar_ends, sar_ends[1:], sar_rates[1:])], *window)
                  for offset in np.linspace(0, 1, 21)]
     assert min(sar_bytes) * 0.97 <= procfs_bytes <= max(sar_bytes) * 1.03 and procfs_bytes > 1_000_000, (procfs_bytes, sar_bytes)
     (jvm,) = _query(tmp_path, "select count(distinct iteration), min(threads_max), min(rss_max_kb) from process_stats "
