@@ -21,7 +21,7 @@ from typing import TypeVar
 import duckdb
 
 from tasks.warehouse.engines import in_lake
-from tasks.warehouse.models import ddl_names, load_models, model_sql
+from tasks.warehouse.models import ddl_names, load_models, model_sql, warehouse_tables
 
 T = TypeVar("T")
 ATTEMPTS = 8
@@ -93,9 +93,7 @@ def _made(con: duckdb.DuckDBPyConnection, wanted: str) -> bool:
     writer makes it again, as a file warehouse's does)."""
     if _meta(con, "schema_fingerprint") != wanted:
         return False
-    existing = {name for (name,) in con.execute(
-        "select distinct table_name from duckdb_columns() where database_name = current_database()").fetchall()}
-    return _schema_tables() <= existing
+    return _schema_tables() <= warehouse_tables(con)
 
 
 def ensure_lake_schema(con: duckdb.DuckDBPyConnection, ensure_schema: Callable[[duckdb.DuckDBPyConnection], None]) \
