@@ -3,15 +3,28 @@
 -- that changed with them, their triage and event, and the first run of each plan after another.
 -- grain: one row per (scenario, plan_id, side, host, iteration, label, metric, run_id)
 -- upstream: series_values, history_exclusions, change_points, is_wanted
-with points as (
-    select
-        *,
-        row_number() over (partition by scenario, plan_id, side, host, iteration, label, metric
-                           order by run_started_at desc, run_id desc) as from_newest
+with wanted as (
+    select *
     from series_values
     where campaign = $campaign
         and is_wanted(scenario, $scenario) and is_wanted(metric, $metric) and is_wanted(side, $side)
         and is_wanted(iteration, $iteration) and is_wanted(label, $label) and is_wanted(host, $host)
+),
+
+-- the oldest of each series' last $last runs: a top-N aggregate, 2-3 times cheaper than numbering every point
+-- with a window (a sort of all 300,000 points of a 1,000-run x 300-series history)
+oldest_shown as (
+    select scenario, plan_id, side, host, iteration, label, metric,
+        list_last(max({'started_at': run_started_at, 'run_id': run_id}, $last)) as oldest
+    from wanted
+    group by scenario, plan_id, side, host, iteration, label, metric
+),
+
+points as (
+    select wanted.*
+    from wanted
+    join oldest_shown using (scenario, plan_id, side, host, iteration, label, metric)
+    where {'started_at': wanted.run_started_at, 'run_id': wanted.run_id} >= oldest_shown.oldest
 ),
 
 excluded as (
@@ -56,7 +69,6 @@ final as (
         on changes.campaign = $campaign and changes.scenario = points.scenario and changes.plan_id = points.plan_id
         and changes.side = points.side and changes.host = points.host and changes.iteration = points.iteration
         and changes.label = points.label and changes.metric = points.metric and changes.run_id = points.run_id
-    where points.from_newest <= $last
 )
 
 select * exclude (plan_first_at) from final
