@@ -148,7 +148,8 @@ def _limit_memory(con: duckdb.DuckDBPyConnection) -> None:
     """Bound a writer's memory: DuckDB's default is 80 % of RAM, which an operator that can hold all its rows
     takes. Past the limit DuckDB spills to its temp_directory (`<warehouse>.tmp` beside a warehouse file)."""
     limit = memory_limit()
-    # checked here and written out: a bound parameter would import pandas (1.8 s) on every writer's start
+    # checked here and written out: a bound parameter would import pandas on every writer's start (0.25 s on a
+    # quiet machine, over 1 s at load 10)
     if not _SIZE.fullmatch(limit):
         raise WarehouseError(f"PERFCAMPAIGN_MEMORY_LIMIT={limit!r}: expected a size such as 3GB or 500MB")
     con.execute(f"set memory_limit = '{limit}'")
