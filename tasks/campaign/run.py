@@ -100,7 +100,7 @@ def open_run(campaign_file: Path, data_dir: Path, overrides: dict[str, Any] | No
     first = load_campaign(campaign_file, overrides)  # validation before anything is touched
     soak = soak_of(first, campaign_file, resolve_target)
     run_id = f"{first.campaign}-{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}"
-    run_dir = f"{first.workdir.rstrip('/')}/{run_id}"
+    run_dir = first.run_dir(run_id)
     variables = {"repo": str(REPO), "venv_bin": str(Path(sys.executable).parent), "run_id": run_id, "run_dir": run_dir}
     campaign = load_campaign(campaign_file, overrides, variables)
     bundle = Path(data_dir) / "runs" / run_id

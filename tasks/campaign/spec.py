@@ -28,12 +28,13 @@ from tasks.bundle.strict import (
     describe_validation_error,
     load_yaml,
 )
+from tasks.campaign.overrides import OverrideError, merge_overrides, override_problems
 from tasks.campaign.ramp import planned_steps
 from tasks.loadtools.config import Load
 from tasks.stage.config import BackgroundStep, Monitor, Step
 from tasks.stage.hooks import HOOK_SECTIONS, Hook
 from tasks.stage.provision import background_steps
-from tasks.stage.shell import quote
+from tasks.stage.shell import PLACEHOLDER, placeholders, render
 from tasks.stage.transport import HostConfig
 from tasks.store.base import StoreConfig
 
@@ -61,7 +62,7 @@ class Campaign(StrictModel):
     labels: dict[str, str] = Field(default_factory=dict, max_length=MAX_LABELS)
     timezone: str = "UTC"
     vars: dict[str, str] = Field(default_factory=dict)
-    workdir: str = "/tmp/perfcampaign"
+    workdir: str | None = None  # default: a folder of the run's own (run_dir)
     hosts: dict[str, HostConfig] = Field(min_length=1)
     requirements: list[Requirement] = Field(default_factory=list)
     thresholds: dict[str, float] = Field(default_factory=dict)
@@ -119,94 +120,62 @@ class Campaign(StrictModel):
     def background_steps(self) -> list[BackgroundStep]:
         return background_steps(self.provision)
 
-
-# What an ad-hoc run (the Prefect form, `--set`) may change: durations, steps, load sizes and the values of
-# variables the campaign file declares. Hosts, commands, paths and the store come from the campaign file in
-# the repository: whoever can start a flow run must not be able to choose what runs where (docs/security.md).
-OVERRIDABLE = ("load.duration_s", "load.pause_s", "load.warmup_s", "load.soak_window_s", "load.steps",
-               "load.ramp.start", "load.ramp.start.*",
-               "load.ramp.factor", "load.ramp.increment", "load.ramp.max_steps", "vars.*",
-               "load.matrix", "load.matrix.*")  # matrix: a step's values, as load.steps
+    def run_dir(self, run_id: str) -> str:
+        """The run's folder on every host: `<workdir>/<run_id>`, or `/tmp/perfcampaign-<run_id>` when the file
+        pins no workdir (so two people's runs never share a folder)."""
+        return f"{self.workdir.rstrip('/')}/{run_id}" if self.workdir else f"/tmp/perfcampaign-{run_id}"
 
 
-def _overridable(dotted: str, data: dict[str, Any]) -> bool:
-    if dotted in OVERRIDABLE:
-        return True
-    parent, _, name = dotted.rpartition(".")
-    if f"{parent}.*" not in OVERRIDABLE:
-        return False
-    return parent != "vars" or name in (data.get("vars") or {})  # a var's value, not a new placeholder
-
-
-def merge_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
-    """Apply overrides such as {"load.duration_s": 5, "load.steps": [{"vus": 1}]} to raw campaign data.
-
-    Only keys of OVERRIDABLE are accepted; any other raises CampaignError naming it.
-    """
-    refused = [str(key) for key in overrides if not _overridable(str(key), data)]
-    if refused:
-        raise CampaignError(
-            f"override of {', '.join(refused)} refused: a run may only change {', '.join(OVERRIDABLE)} "
-            "(vars: those the campaign file declares); change anything else in the campaign file")
-    merged = yaml.safe_load(yaml.safe_dump(data))
-    for dotted, value in overrides.items():
-        target = merged
-        *parents, last = dotted.split(".")
-        for part in parents:
-            target = target.setdefault(part, {})
-            if not isinstance(target, dict):
-                raise CampaignError(f"override {dotted}: {part} is not a mapping in the campaign file")
-        target[last] = value
-    if "load.steps" in overrides:
-        merged["load"].pop("ramp", None)
-        merged["load"].pop("matrix", None)
-    if "load.ramp" in overrides:
-        merged["load"].pop("steps", None)
-    return merged
-
-
-_VARIABLE = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 # The campaign's own shell snippets: a placeholder inside one expands as one quoted shell word, so a value
 # (`workdir: /x/victim stage`, a var with `$(...)`) can never become more words or another command.
 SHELL_FIELDS = {("provision", "run"), ("provision", "command"), ("teardown", "run"), ("teardown", "command"),
-                ("monitors", "pid_command"), *((section, "run") for section in HOOK_SECTIONS)}
+                ("monitors", "pid_command")}
+# A hook's command is rendered per step, all its placeholders at once (tasks/stage/hooks.py): here only checked.
+STEP_FIELDS = {(section, "run") for section in HOOK_SECTIONS}
 
 
 def _as_value(text: str) -> Any:
-    """A whole-field placeholder's value as YAML (`vus: '{{soak_vus}}'` stays a number), else as text."""
+    """A whole-field placeholder's value as a YAML scalar (`vus: '{{soak_vus}}'` stays a number), else as text."""
     try:
-        return yaml.safe_load(text)
+        value = yaml.safe_load(text)
     except yaml.YAMLError:
         return text
+    return value if isinstance(value, (bool, int, float, str)) else text
 
 
-def expand_variables(data: Any, variables: dict[str, str], where: str = "", shell: bool = False) -> Any:
-    """Replace `{{name}}` in every string with its value (`repo`, `venv_bin`, `run_id`, `run_dir`, vars).
+def _field_kind(section: str, key: str) -> str:
+    return "shell" if (section, key) in SHELL_FIELDS else "step" if (section, key) in STEP_FIELDS else ""
+
+
+def expand_variables(data: Any, variables: dict[str, str], where: str = "", kind: str = "") -> Any:
+    """Replace `{{name}}` in every string with its value (`repo`, `venv_bin`, `run_id`, `run_dir`, vars), once.
 
     Inside a shell snippet (SHELL_FIELDS) each value is shell-quoted: the snippet is trusted, the values not.
+    A hook's command (STEP_FIELDS) is left whole for its step and only checked for unknown names.
     """
     if isinstance(data, dict):
         section = where.split(".", 1)[0]
         return {key: expand_variables(value, variables, f"{where}.{key}".lstrip("."),
-                                      shell or (section, key) in SHELL_FIELDS)
+                                      kind or _field_kind(section, key))
                 for key, value in data.items()}
     if isinstance(data, list):
-        return [expand_variables(value, variables, f"{where}.{n}", shell) for n, value in enumerate(data)]
-    if isinstance(data, str):
-        whole = _VARIABLE.fullmatch(data.strip())
-        if whole and whole.group(1) in variables and not shell:
-            return _as_value(variables[whole.group(1)])
+        return [expand_variables(value, variables, f"{where}.{n}", kind) for n, value in enumerate(data)]
+    if not isinstance(data, str):
+        return data
+    if kind == "step":
+        names = {name for name in placeholders(data) if not name.startswith("step.")} - {"iteration"}
+        _known(names, variables, where)
+        return data
+    whole = PLACEHOLDER.fullmatch(data.strip())
+    if whole and whole.group(1) in variables and kind != "shell":
+        return _as_value(variables[whole.group(1)])
+    _known(set(placeholders(data)), variables, where)
+    return render(data, variables, shell=kind == "shell")
 
-        def value(match: re.Match) -> str:
-            if match.group(1) == "iteration" and where.split(".", 1)[0] in HOOK_SECTIONS:
-                return match.group(0)  # a hook's, filled per step (tasks/stage/hooks.py)
-            if match.group(1) not in variables:
-                raise CampaignError(f"{where}: unknown variable {{{{{match.group(1)}}}}} (known: {', '.join(sorted(variables))})")
-            found = variables[match.group(1)]
-            return quote(found) if shell else found
 
-        return _VARIABLE.sub(value, data)
-    return data
+def _known(names: set[str], variables: dict[str, str], where: str) -> None:
+    for name in sorted(names - set(variables)):
+        raise CampaignError(f"{where}: unknown variable {{{{{name}}}}} (known: {', '.join(sorted(variables))})")
 
 
 def load_campaign(path: Path, overrides: dict[str, Any] | None = None, variables: dict[str, str] | None = None) -> Campaign:
@@ -226,14 +195,20 @@ def load_campaign(path: Path, overrides: dict[str, Any] | None = None, variables
     if overrides:
         try:
             data = merge_overrides(data, overrides)
-        except CampaignError as exc:
-            raise CampaignError(f"{path}: {exc}") from None
+        except OverrideError as exc:
+            raise CampaignError(str(exc)) from None  # in the user's words: the --set, not the file's lines
     if variables is not None:
+        variables = {**{str(k): str(v) for k, v in (data.get("vars") or {}).items()}, **variables}
         try:
-            data = expand_variables(data, {**{str(k): str(v) for k, v in (data.get("vars") or {}).items()}, **variables})
+            data = expand_variables(data, variables)
         except CampaignError as exc:
             raise CampaignError(f"{path}: {exc}") from None
     try:
-        return Campaign.model_validate(data)
+        campaign = Campaign.model_validate(data)
     except ValidationError as exc:
+        if problems := override_problems(exc, overrides or {}):
+            raise CampaignError("\n".join(problems)) from None
         raise CampaignError(f"{path}: invalid campaign\n{describe_validation_error(exc, lines)}") from None
+    for hook in (*campaign.before_step, *campaign.after_step):
+        hook._variables = dict(variables or {})  # its command is rendered per step, with these
+    return campaign

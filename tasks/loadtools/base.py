@@ -219,8 +219,15 @@ class LoadTool(ABC):
 
 
 def step_variables(step: dict[str, Any], spec: Load) -> dict[str, str]:
-    """A step's keys as tool variables (upper-cased for k6, as given for JMeter), plus the duration."""
+    """A step's keys as tool variables (upper-cased for k6, as given for JMeter), plus the duration.
+
+    A step key never replaces an env value or the duration (the campaign refuses one at load; a step made
+    later, such as a soak's target, is checked here).
+    """
     variables = {str(k): str(v) for k, v in spec.env.items()}
+    taken = {name.lower() for name in variables} | {"duration", "duration_s"}
+    if clash := sorted(str(k) for k in step if str(k).lower() in taken):
+        raise LoadToolError(f"step {step}: key {clash[0]!r} would replace load.env or the duration")
     variables.update({str(k): str(v) for k, v in step.items()})
     variables["duration_s"] = f"{spec.duration_s:g}"
     return variables

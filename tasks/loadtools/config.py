@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+import re
+from typing import Literal, Union
 
 from pydantic import Field, model_validator
 
@@ -11,6 +12,8 @@ from tasks.bundle.strict import StrictModel
 
 
 Scalar = Union[bool, int, float, str]  # a matrix value: what a step key holds
+STEP_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")  # `{{step.KEY}}`, a k6 `-e` name, a JMeter property
+RESERVED_KEYS = ("duration", "duration_s")  # set by the tool from load.duration_s
 
 
 class StopRule(StrictModel):
@@ -22,7 +25,7 @@ class StopRule(StrictModel):
 class Ramp(StrictModel):
     """Load steps generated from a start: multiply (`factor`) or add (`increment`) one key each step."""
 
-    start: dict[str, Any]
+    start: dict[str, Scalar]
     key: str = "vus"
     factor: float | None = Field(default=None, gt=1)
     increment: float | None = Field(default=None, gt=0)
@@ -49,7 +52,7 @@ class Load(StrictModel):
     pause_s: float = Field(0, ge=0)
     warmup_s: float = Field(0, ge=0)  # the first seconds of every iteration, left out of its statistics
     env: dict[str, str | int | float] = Field(default_factory=dict)  # a whole `{{var}}` value arrives as a number
-    steps: list[dict[str, Any]] | None = None
+    steps: list[dict[str, Scalar]] | None = None
     # steps that stop as a ramp does: at the first saturated step or broken requirement (a step ramp of
     # several keys, e.g. nodes x threads, that one ramp key cannot describe)
     until_saturated: bool = False
@@ -80,4 +83,24 @@ class Load(StrictModel):
             raise ValueError(f"soak_window_s {self.soak_window_s:g} is longer than duration_s {self.duration_s:g}")
         if self.soak_window_s and self.warmup_s >= self.soak_window_s:
             raise ValueError(f"warmup_s {self.warmup_s:g} must be shorter than soak_window_s (it is the first window's)")
+        return self
+
+    @model_validator(mode="after")
+    def _step_keys_stay_in_the_step(self) -> "Load":
+        """A step key names a step value only: it cannot replace `env` (where the load goes) or the duration.
+
+        k6 gets both as `-e NAME=value` upper-cased, JMeter as `-Jname=value`: `targets` would be `TARGETS`.
+        """
+        keys = {key for step in (self.steps or []) for key in step}
+        keys |= set(self.ramp.start if self.ramp else ()) | set(self.matrix or ())
+        keys |= {self.target_from.key} if self.target_from else set()
+        env = {name.lower(): name for name in self.env}
+        for key in sorted(keys):
+            if not STEP_KEY.match(key):
+                raise ValueError(f"step key {key!r}: expected a name of letters, digits and _ (not starting with a digit)")
+            if key.lower() in env:
+                raise ValueError(f"step key {key!r} would replace load.env.{env[key.lower()]}: a step cannot change "
+                                 "the load's env or target")
+            if key.lower() in RESERVED_KEYS:
+                raise ValueError(f"step key {key!r} would replace the load's duration: set load.duration_s")
         return self

@@ -1,26 +1,25 @@
 """Stage hooks: commands run on hosts before or after every load step (`before_step` / `after_step`).
 
-A hook names a host or a role (every host of it). `{{step.KEY}}` and `{{iteration}}` in its command are
-filled per step, each as one quoted shell word; the campaign's own `{{vars}}` are filled at load time.
+A hook names a host or a role (every host of it). Its command is a template rendered once, per step: the
+campaign's `{{vars}}` (kept from load time), `{{step.KEY}}` and `{{iteration}}`, each as one quoted shell word.
 Every run is recorded, its output written to the bundle, and a hook that fails raises after it is recorded.
 """
 
 from __future__ import annotations
 
-import re
 import time
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from tasks.bundle.hooks import OUTPUT_TAIL_CHARS, HookRun
 from tasks.bundle.strict import StrictModel
-from tasks.stage.shell import quote
+from tasks.stage.shell import placeholders, render
 from tasks.stage.transport import Transport
 
-STEP_PLACEHOLDER = re.compile(r"\{\{\s*(?:step\.([A-Za-z_][A-Za-z0-9_]*)|(iteration))\s*\}\}")
 HOOK_SECTIONS = ("before_step", "after_step")
 
 
@@ -31,6 +30,8 @@ class Hook(StrictModel):
     host: str | None = None
     role: Literal["sut", "loadgen", "dependency"] | None = None
     timeout_s: float = Field(120, gt=0)
+    # the campaign's variables (vars, run_dir, ...) as loaded: filled with the step's values, in one pass
+    _variables: dict[str, str] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
     def _where(self) -> "Hook":
@@ -40,19 +41,24 @@ class Hook(StrictModel):
 
     def step_keys(self) -> set[str]:
         """The step keys its command reads (`{{step.KEY}}`)."""
-        return {m.group(1) for m in STEP_PLACEHOLDER.finditer(self.run) if m.group(1)}
+        return {name.removeprefix("step.") for name in placeholders(self.run) if name.startswith("step.")}
+
+    def command(self, index: int, step: dict[str, Any]) -> str:
+        """The command run for one step."""
+        return hook_command(self.run, index, step, self._variables)
 
 
 class HookFailed(RuntimeError):
     """A hook exited non-zero or could not run: the run stops (and tears down) as for any failure."""
 
 
-def hook_command(command: str, index: int, step: dict[str, Any]) -> str:
-    """The command with the step's values in place of `{{step.KEY}}` and `{{iteration}}`, each quoted."""
-    def value(match: re.Match) -> str:
-        return quote(str(index if match.group(2) else step[match.group(1)]))
-
-    return STEP_PLACEHOLDER.sub(value, command)
+def hook_command(command: str, index: int, step: dict[str, Any], variables: Mapping[str, str] | None = None) -> str:
+    """The command with `variables`, the step's values (`{{step.KEY}}`) and `{{iteration}}` in place, each quoted."""
+    values = {**(variables or {}), **{f"step.{key}": value for key, value in step.items()}, "iteration": index}
+    try:
+        return render(command, values, shell=True)
+    except KeyError as exc:
+        raise HookFailed(f"hook `{command}`: no value for {{{{{exc.args[0]}}}}} at iteration {index}") from None
 
 
 def run_hooks(when: Literal["before", "after"], hooks: list[Hook], index: int, step: dict[str, Any],
@@ -61,7 +67,7 @@ def run_hooks(when: Literal["before", "after"], hooks: list[Hook], index: int, s
     for number, hook in enumerate(hooks):
         hosts = [hook.host] if hook.host else [name for name, role in roles.items() if role == hook.role]
         for host in hosts:
-            command = hook_command(hook.run, index, step)
+            command = hook.command(index, step)
             started, clock = datetime.now(timezone.utc), time.monotonic()
             try:
                 result = transports[host].run(command, timeout_s=hook.timeout_s, check=False)

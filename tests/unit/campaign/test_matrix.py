@@ -69,8 +69,8 @@ def test_the_matrix_scenarios_validate_and_expand(name):
     series = planned_series(campaign.load)
     assert len(series) == (1 if name == "user-payload-matrix" else 3)
     assert len(planned_steps(campaign.load)) == (12 if name == "user-payload-matrix" else 18)
-    if campaign.before_step:  # a step's key goes into the command as one word; vars are filled at load
-        command = hook_command(campaign.before_step[0].run, 4, series[2][0])
+    if campaign.before_step:  # a step's key goes into the command as one word, with the vars, per step
+        command = campaign.before_step[0].command(4, series[2][0])
         assert command.startswith("curl -fsS -X POST -G -d workers=4 -d delay_ms=20 http://127.0.0.1:18081/")
 
 

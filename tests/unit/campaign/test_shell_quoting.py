@@ -95,9 +95,11 @@ def test_no_value_becomes_shell_syntax(tmp_path, monkeypatch):
 
 
 def test_template_values_expand_as_one_word(tmp_path):
-    demo = Path(__file__).parents[3] / "campaigns" / "demo.yaml"
+    demo = yaml.safe_load((Path(__file__).parents[3] / "campaigns" / "demo.yaml").read_text())
+    demo["vars"]["port_app1"] = "1; touch PWNED"  # from the file: an override would be refused (not an integer)
+    (tmp_path / "demo.yaml").write_text(yaml.safe_dump(demo))
     variables = {"repo": "/r", "venv_bin": "/v", "run_id": "demo-1", "run_dir": "/x/victim stage/demo-1"}
-    campaign = load_campaign(demo, {"vars.port_app1": "1; touch PWNED"}, variables)
+    campaign = load_campaign(tmp_path / "demo.yaml", None, variables)
     assert campaign.teardown[0].run == "rm -rf '/x/victim stage/demo-1'"
     assert "--port '1; touch PWNED' --access-log '/x/victim stage/demo-1'/app1/access.log" in campaign.provision[0].command
     # outside shell snippets values stay as they are
