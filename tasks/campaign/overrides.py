@@ -40,7 +40,7 @@ class OverrideError(ValueError):
 
 def shown(key: str, value: Any) -> str:
     """The override as the user would have typed it: `--set vars.port=abc`."""
-    text = value if isinstance(value, str) else yaml.safe_dump(value, default_flow_style=True, width=10**6).strip()
+    text = value if isinstance(value, str) else yaml.safe_dump(value, default_flow_style=True, width=10**6, sort_keys=False).strip()
     text = text.removesuffix("\n...").strip()
     return f"--set {key}={text[:80]}{'...' if len(text) > 80 else ''}"
 

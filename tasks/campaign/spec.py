@@ -9,6 +9,7 @@ AWS chain or a Prefect block.
 from __future__ import annotations
 
 import re
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from tasks.bundle.strict import (
     describe_validation_error,
     load_yaml,
 )
-from tasks.campaign.overrides import OverrideError, merge_overrides, override_problems
+from tasks.campaign.overrides import OverrideError, kind_of, merge_overrides, override_problems
 from tasks.campaign.ramp import planned_steps
 from tasks.loadtools.config import Load
 from tasks.stage.config import BackgroundStep, Monitor, Step
@@ -121,9 +122,11 @@ class Campaign(StrictModel):
         return background_steps(self.provision)
 
     def run_dir(self, run_id: str) -> str:
-        """The run's folder on every host: `<workdir>/<run_id>`, or `/tmp/perfcampaign-<run_id>` when the file
-        pins no workdir (so two people's runs never share a folder)."""
-        return f"{self.workdir.rstrip('/')}/{run_id}" if self.workdir else f"/tmp/perfcampaign-{run_id}"
+        """The run's folder on every host: `<workdir>/<run_id>`, or `/tmp/perfcampaign-<run_id>-<random>` when the
+        file pins no workdir, so runs of two people (even started in the same second) never share a folder."""
+        if self.workdir:
+            return f"{self.workdir.rstrip('/')}/{run_id}"
+        return f"/tmp/perfcampaign-{run_id}-{secrets.token_hex(4)}"
 
 
 # The campaign's own shell snippets: a placeholder inside one expands as one quoted shell word, so a value
@@ -135,12 +138,11 @@ STEP_FIELDS = {(section, "run") for section in HOOK_SECTIONS}
 
 
 def _as_value(text: str) -> Any:
-    """A whole-field placeholder's value as a YAML scalar (`vus: '{{soak_vus}}'` stays a number), else as text."""
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return text
-    return value if isinstance(value, (bool, int, float, str)) else text
+    """A whole-field placeholder's value: a number when the text is one and reads back the same (`vus:
+    '{{soak_vus}}'`), else the text as it is (never YAML: `yes` or `0x10` would come out as another value)."""
+    kind = kind_of(text)
+    value = int(text) if kind == "int" else float(text) if kind == "number" else text
+    return value if str(value) == text else text
 
 
 def _field_kind(section: str, key: str) -> str:
@@ -155,8 +157,8 @@ def expand_variables(data: Any, variables: dict[str, str], where: str = "", kind
     """
     if isinstance(data, dict):
         section = where.split(".", 1)[0]
-        return {key: expand_variables(value, variables, f"{where}.{key}".lstrip("."),
-                                      kind or _field_kind(section, key))
+        return {key: value if not where and key == "vars" else  # the values themselves: data, never templates
+                expand_variables(value, variables, f"{where}.{key}".lstrip("."), kind or _field_kind(section, key))
                 for key, value in data.items()}
     if isinstance(data, list):
         return [expand_variables(value, variables, f"{where}.{n}", kind) for n, value in enumerate(data)]

@@ -24,7 +24,7 @@ def _line_of(text: str, needle: str) -> int:
 @pytest.mark.parametrize(
     ("old", "new", "field", "nearest"),
     [
-        ("workdir:", "wrkdir:", "wrkdir", "workdir"),
+        ("scenario:", "scenaro:", "scenaro", "scenario"),  # demo.yaml pins no workdir (one folder per run)
         ("    factor: 2", "    factr: 2", "load.ramp.factr", "factor"),
         ("stop: {on_requirement_broken", "stop: {on_requirement_broke", "load.ramp.stop.on_requirement_broke",
          "on_requirement_broken"),
