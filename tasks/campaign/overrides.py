@@ -10,6 +10,7 @@ integer), and is checked before the run starts; it is coerced where the user's w
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 from typing import Any
@@ -39,9 +40,9 @@ class OverrideError(ValueError):
 
 
 def shown(key: str, value: Any) -> str:
-    """The override as the user would have typed it: `--set vars.port=abc`."""
+    """The override as the user would have typed it: `--set vars.port=abc` (control characters escaped: one line)."""
     text = value if isinstance(value, str) else yaml.safe_dump(value, default_flow_style=True, width=10**6, sort_keys=False).strip()
-    text = text.removesuffix("\n...").strip()
+    text = "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text.removesuffix("\n...").strip())
     return f"--set {key}={text[:80]}{'...' if len(text) > 80 else ''}"
 
 
@@ -213,26 +214,27 @@ def _overridable(dotted: str, data: dict[str, Any]) -> bool:
     return parent != "vars" or name in (data.get("vars") or {})  # a var's value, not a new placeholder
 
 
-def merge_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
-    """Apply overrides such as {"load.duration_s": 5, "load.steps": [{"vus": 1}]} to raw campaign data.
-
-    Only keys of OVERRIDABLE are accepted, each value checked against its type; anything else raises
-    OverrideError naming it.
-    """
+def checked_overrides(data: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+    """Overrides such as {"load.duration_s": 5, "load.steps": [{"vus": 1}]} checked against the raw campaign
+    data: only keys of OVERRIDABLE, each value coerced to its type; anything else raises OverrideError."""
     refused = [str(key) for key in overrides if not _overridable(str(key), data)]
     if refused:
         raise OverrideError(
             f"override of {', '.join(refused)} refused: a run may only change {', '.join(OVERRIDABLE)} "
             "(vars: those the campaign file declares); change anything else in the campaign file")
-    values = {str(key): checked(str(key), value, data) for key, value in overrides.items()}
-    merged = yaml.safe_load(yaml.safe_dump(data))
+    return {str(key): checked(str(key), value, data) for key, value in overrides.items()}
+
+
+def apply_overrides(data: dict[str, Any], values: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the campaign data with checked override values in place (as data: they are not templates)."""
+    merged = copy.deepcopy(data)
     for dotted, value in values.items():
         target = merged
         *parents, last = dotted.split(".")
         for part in parents:
             target = target.setdefault(part, {})
             if not isinstance(target, dict):
-                raise OverrideError(f"{shown(dotted, overrides[dotted])}: {part} is not a mapping in the campaign file")
+                raise OverrideError(f"{shown(dotted, value)}: {part} is not a mapping in the campaign file")
         target[last] = value
     if "load.steps" in values:
         merged["load"].pop("ramp", None)

@@ -29,7 +29,13 @@ from tasks.bundle.strict import (
     describe_validation_error,
     load_yaml,
 )
-from tasks.campaign.overrides import OverrideError, kind_of, merge_overrides, override_problems
+from tasks.campaign.overrides import (
+    OverrideError,
+    apply_overrides,
+    checked_overrides,
+    kind_of,
+    override_problems,
+)
 from tasks.campaign.ramp import planned_steps
 from tasks.loadtools.config import Load
 from tasks.stage.config import BackgroundStep, Monitor, Step
@@ -194,17 +200,17 @@ def load_campaign(path: Path, overrides: dict[str, Any] | None = None, variables
         raise CampaignError(f"{path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise CampaignError(f"{path}: expected a mapping at the top level")
-    if overrides:
-        try:
-            data = merge_overrides(data, overrides)
-        except OverrideError as exc:
-            raise CampaignError(str(exc)) from None  # in the user's words: the --set, not the file's lines
-    if variables is not None:
-        variables = {**{str(k): str(v) for k, v in (data.get("vars") or {}).items()}, **variables}
-        try:
+    try:
+        values = checked_overrides(data, overrides or {})
+        if variables is not None:  # the file's templates rendered once; the override values go in after, as data
+            declared = {**(data.get("vars") or {}), **{k[5:]: v for k, v in values.items() if k.startswith("vars.")}}
+            variables = {**{str(k): str(v) for k, v in declared.items()}, **variables}
             data = expand_variables(data, variables)
-        except CampaignError as exc:
-            raise CampaignError(f"{path}: {exc}") from None
+        data = apply_overrides(data, values)
+    except OverrideError as exc:
+        raise CampaignError(str(exc)) from None  # in the user's words: the --set, not the file's lines
+    except CampaignError as exc:
+        raise CampaignError(f"{path}: {exc}") from None
     try:
         campaign = Campaign.model_validate(data)
     except ValidationError as exc:
