@@ -55,7 +55,8 @@ class RunOverrides(BaseModel):
     steps: list[dict[str, Any]] | None = Field(default=None, description='fixed steps, e.g. [{"vus": 10}, {"vus": 20}]')
     max_steps: int | None = Field(default=None, ge=1, description="ramp: at most this many steps")
     extra: dict[str, Any] = Field(default_factory=dict, description="more dotted keys of the allow-list "
-                                  "(tasks/campaign/spec.py OVERRIDABLE: durations, steps, ramp, declared vars), "
+                                  "(tasks/campaign/overrides.py OVERRIDABLE: durations, steps, ramp, declared vars; "
+                                  "each value of its type, docs/security.md), "
                                   "e.g. {'vars.port': '8080'}; hosts, commands and the store come from the file")
 
     def dotted(self) -> dict[str, Any]:
