@@ -182,8 +182,8 @@ def expand_variables(data: Any, variables: dict[str, str], where: str = "", kind
 
 
 def _known(names: set[str], variables: dict[str, str], where: str) -> None:
-    for name in sorted(names - set(variables)):
-        raise CampaignError(f"{where}: unknown variable {{{{{name}}}}} (known: {', '.join(sorted(variables))})")
+    if unknown := sorted(names - set(variables)):
+        raise CampaignError(f"{where}: unknown variable {{{{{unknown[0]}}}}} (known: {', '.join(sorted(variables))})")
 
 
 def load_campaign(path: Path, overrides: dict[str, Any] | None = None, variables: dict[str, str] | None = None) -> Campaign:

@@ -16,7 +16,6 @@ from tasks.campaign import run as campaign_run
 from tasks.campaign.spec import CampaignError, load_campaign
 from tasks.cli.main import _overrides
 from tasks.loadtools.base import LoadToolError, step_variables
-from tasks.loadtools.config import Load
 from tasks.loadtools.k6 import K6Tool
 from tasks.stage.hooks import HookFailed, run_hooks
 from tasks.stage.local import LocalTransport
