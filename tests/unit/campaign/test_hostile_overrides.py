@@ -146,3 +146,12 @@ def test_item11_each_run_has_its_own_stage_folder_unless_the_campaign_pins_one(t
     (tmp_path / "pinned.yaml").write_text(yaml.safe_dump(data))
     pinned = campaign_run.open_run(tmp_path / "pinned.yaml", tmp_path / "carol")
     assert pinned.run_dir == f"{tmp_path}/pinned/{pinned.run_id}"
+
+
+@pytest.mark.parametrize("overrides", [{"vars.port_app1": "1; touch pwned"},
+                                       {"load.steps": [{"vus": 1, "TARGETS": "http://10.1.2.3/x"}]}])
+def test_the_run_forms_overrides_are_checked_before_anything_is_touched(tmp_path, overrides):
+    """The Prefect form's values take the flow's road (open_run): refused before the bundle folder or a host."""
+    with pytest.raises(CampaignError, match=r"^--set "):
+        campaign_run.open_run(DEMO, tmp_path / "data", overrides)
+    assert not (tmp_path / "data").exists()
