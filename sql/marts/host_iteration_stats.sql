@@ -4,7 +4,7 @@
 -- samples = 0 and NULL statistics where it has none there.
 -- materialized: incremental
 -- unique_key: run_id
--- grain: run_id, iteration, host
+-- grain: run_id, host, iteration
 -- upstream: int_host_samples, host_metric_sources, iterations
 with samples as (
     select *

@@ -7,7 +7,7 @@
 -- Every JVM gets a row for every iteration: samples = 0 and NULL figures where it has none there.
 -- materialized: incremental
 -- unique_key: run_id
--- grain: run_id, iteration, host, source_path -- one JVM per jstat file
+-- grain: run_id, host, source_path, iteration -- one JVM per jstat file
 -- upstream: int_host_samples, host_metric_sources, iterations, int_sample_windows
 with jvms as (
     select source_key, host, role, path as source_path

@@ -13,7 +13,7 @@
 -- drift_min_windows windows with a value: "too short to judge". Runs without soak.window_s have no rows.
 -- materialized: incremental
 -- unique_key: run_id
--- grain: run_id, metric, side, host, subject
+-- grain: run_id, side, host, subject, metric
 -- upstream: runs, iterations, iteration_stats, iteration_summary, jvm_iteration_stats, t_quantile_975
 with soak as (
     select manifest -> 'thresholds' as given

@@ -10,26 +10,26 @@ import pandas as pd
 
 from tasks.report.compare import compare_runs, requirement_changes
 from tasks.validate.run import run_thresholds
-from tasks.warehouse.models import model_sql, warehouse_has
+from tasks.warehouse.models import load_models, model_sql, warehouse_has
 
 MAX_LABELS = 8
 HISTORY_RUNS = 60  # runs the History section shows
-# Marts the report prints as they are (identifiers from this fixed list only), with their sort order.
+# Marts the report prints as they are (identifiers from this fixed list only). Each is sorted by its grain (its
+# header's, less run_id; a whole-run row, iteration NULL, before the iterations), unless given here.
+REPORT_MARTS = ("verdicts", "capacity", "client_server_gap", "conclusions", "host_iteration_stats",
+                "jvm_iteration_stats", "container_stats", "host_network_stats", "host_disk_stats", "process_stats",
+                "health_findings", "iteration_hooks", "soak_drift")
 MART_ORDER = {
-    "verdicts": "requirement_id, iteration nulls last",
-    "capacity": "side, series",
-    "client_server_gap": "iteration",
     "conclusions": "sort_order, subject",
-    "host_iteration_stats": "host, iteration",
-    "jvm_iteration_stats": "host, source_path, iteration",
-    "container_stats": "host, container, iteration nulls first",
-    "host_network_stats": "host, interface, iteration nulls first",
-    "host_disk_stats": "host, disk, iteration nulls first",
-    "process_stats": "host, command, pid, iteration nulls first",
     "health_findings": "severity = 'ok', severity = 'warn', host, iteration nulls last, rule",
-    "iteration_hooks": "hook_number",
-    "soak_drift": "side, host, subject, metric",
 }
+
+
+def mart_order(mart: str) -> str:
+    """The order the report prints a mart in: MART_ORDER's, else its grain's."""
+    if mart in MART_ORDER:
+        return MART_ORDER[mart]
+    return ", ".join(f"{column} nulls first" for column in load_models()[mart].header.grain if column != "run_id")
 
 
 class ReportError(RuntimeError):
@@ -130,8 +130,9 @@ def load_report_data(
     run["background_rate_tolerance_pct"] = run_thresholds(con, run_id)["background_rate_tolerance_pct"]
     data.frames["report_label_stats"] = _frame(
         con, model_sql("reports/report_label_stats"), {**params, "max_labels": MAX_LABELS})
-    for mart, order in MART_ORDER.items():
-        data.frames[mart] = _frame(con, f"select * from {mart} where run_id = $run_id order by {order}", params) \
+    for mart in REPORT_MARTS:
+        data.frames[mart] = _frame(con, f"select * from {mart} where run_id = $run_id order by {mart_order(mart)}",
+                                   params) \
             if warehouse_has(con, mart) else pd.DataFrame()
     history = _has_history(con)
     for name in ("report_history", "report_changes", "report_events"):

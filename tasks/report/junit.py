@@ -36,7 +36,7 @@ def junit_xml(data: ReportData) -> str:
         case = ET.SubElement(suite, "testcase", classname=f"{run['run_id']}.{row['requirement_id']}",
                              name=f"iteration {iteration} ({loads.get(iteration, '')})",
                              time=f"{seconds.get(iteration, 0):.3f}")
-        rule = f"{row['side']} {row['metric']} {row['op']} {row['threshold']:g}"
+        rule = row["rule"]
         counts["tests"] += 1
         if is_missing(row["passed"]):
             reason = "no requests on this side" if is_missing(row["measured"]) else \

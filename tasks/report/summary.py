@@ -166,8 +166,8 @@ def summary_markdown(data: ReportData, report_uri: str | None = None) -> str:
     whole = data["verdicts"][data["verdicts"]["iteration"].isna()]
     if not whole.empty:
         lines += ["", "## Requirements", "", markdown_table(
-            ["requirement", "side", "rule", "worst", "verdict", "margin", "holds up to"],
-            [[r["requirement_id"], r["side"], f"{r['metric']} {r['op']} {r['threshold']:g}",
+            ["requirement", "rule", "worst", "verdict", "margin", "holds up to"],
+            [[r["requirement_id"], r["rule"],
               number(r["measured"], metric_unit(r["metric"])),
               verdict_word(r["passed"], "markdown"),
               number(r["margin_pct"], "%"),

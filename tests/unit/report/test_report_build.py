@@ -54,7 +54,9 @@ def test_junit_has_one_testcase_per_requirement_and_iteration(broken):
     skipped = [c for c in cases if c.find("skipped") is not None]
     assert len(skipped) == 4 and all(c.get("classname") == "broken-1.busy-only" for c in skipped)
     assert (root.get("failures"), root.get("skipped")) == ("2", "4")
-    assert "measured 300.0 ms at 30.0 calls/s (margin -20.0 %)" in cases[2].find("failure").get("message")
+    # the requirement's `rule` as every output prints it: side, metric, op, threshold (no unit, no scope here)
+    assert cases[2].find("failure").get("message") == \
+        "server avg_ms < 250: measured 300.0 ms at 30.0 calls/s (margin -20.0 %)"
 
 
 def test_json_and_markdown_summaries(broken):
@@ -68,7 +70,7 @@ def test_json_and_markdown_summaries(broken):
     markdown = broken.path("markdown").read_text()
     assert markdown.startswith("# Report: `broken-1` — FAIL")
     # `<` is written `&lt;` in the Markdown (text from logs and labels never becomes HTML); it renders as `<`
-    assert "| avg-under-250 | server | avg_ms &lt; 250 | 400.0 ms | **BROKEN** | -60.0 % | iteration 2, 20.0 calls/s |" in markdown
+    assert "| avg-under-250 | server avg_ms &lt; 250 | 400.0 ms | **BROKEN** | -60.0 % | iteration 2, 20.0 calls/s |" in markdown
     assert "| avg-under-250 @ iteration 2 (vus=20) | ms | server avg_ms &lt; 250 | no higher than before beyond noise " \
            "| 10.0 | 100.0 | +901.0 % | WORSE |" in markdown
 
