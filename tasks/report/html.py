@@ -30,7 +30,7 @@ table { border-collapse: collapse; margin: 6px 0 12px; font-size: 12.5px; width:
 th, td { border-bottom: 1px solid var(--line); padding: 3px 8px; vertical-align: top; }
 th { background: var(--band); text-align: left; font-weight: 600; }
 .scroll { overflow-x: auto; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; } td.num { white-space: nowrap; }
 tr.total td { font-weight: 600; background: #fbfcfd; }
 .pass { color: var(--pass); font-weight: 600; } .fail { color: var(--fail); font-weight: 600; }
 .warn { color: var(--warn); font-weight: 600; } .skip { color: var(--skip); }
@@ -72,6 +72,11 @@ def esc(text: object) -> str:
     return html.escape("" if text is None else str(text), quote=True)
 
 
+def _breakable(title: str) -> str:
+    """A heading that may wrap after its underscores (`context_switches/s`), so a wide table fits the page."""
+    return esc(title).replace("_", "_<wbr>").replace("/", "/<wbr>")
+
+
 def status_cell(status: str) -> str:
     """A verdict word in its colour."""
     css = STATUS_CLASS.get(status, "")
@@ -82,7 +87,8 @@ def table(columns: Sequence[Column], rows: Iterable[Sequence[str]], raw: set[int
           row_classes: Sequence[str] | None = None) -> str:
     """A table of already formatted cells; cells whose index is in `raw` are trusted HTML (status cells)."""
     raw = raw or set()
-    head = "".join(f'<th class="num">{esc(c.title)}</th>' if c.numeric else f"<th>{esc(c.title)}</th>" for c in columns)
+    head = "".join(f'<th class="num">{_breakable(c.title)}</th>' if c.numeric else f"<th>{_breakable(c.title)}</th>"
+                   for c in columns)
     body = []
     for number, row in enumerate(rows):
         css = f' class="{row_classes[number]}"' if row_classes and row_classes[number] else ""

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import numbers
+
 import pandas as pd
 
 from tasks.report.charts import Chart
+from tasks.report import units
 from tasks.report.data import ReportData
 from tasks.report.fmt import is_missing, metric_unit, number
 from tasks.report.html import Column, esc, figure, status_cell, table
@@ -108,10 +111,16 @@ STATUS_COLUMNS = [("iteration", "count"), ("side", ""), ("host", ""), ("status_c
                   ("calls_per_s", "calls/s"), ("avg_ms", "ms"), ("p95_ms", "ms"), ("max_ms", "ms")]
 
 
+def cell(value, unit: str) -> str:
+    """A table cell under a heading that names the unit: the number alone (text and times as they are)."""
+    return "" if is_missing(value) else units.plain(value, unit) if unit in units.UNITS and isinstance(
+        value, numbers.Real) and not isinstance(value, bool) else number(value)
+
+
 def frame_table(frame: pd.DataFrame, spec: list[tuple[str, str]], total_column: str | None = None) -> str:
-    """A DataFrame as a table with each column in its unit; rows whose `total_column` is '(all)' in bold."""
-    columns = [Column(name, unit not in ("",)) for name, unit in spec]
-    rows = [[number(record[name], unit) for name, unit in spec] for record in frame.to_dict("records")]
+    """A DataFrame as a table, each column's unit in its heading (units.py); rows whose `total_column` is '(all)' in bold."""
+    columns = [Column(units.heading(name, unit), unit not in ("",)) for name, unit in spec]
+    rows = [[cell(record[name], unit) for name, unit in spec] for record in frame.to_dict("records")]
     classes = ["total" if total_column and record[total_column] == "(all)" else "" for record in frame.to_dict("records")]
     return table(columns, rows, row_classes=classes)
 
