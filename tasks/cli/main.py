@@ -18,7 +18,7 @@ from tasks.cli.history import (
     history_command,
     triage_command,
 )
-from tasks.cli.matrix import write_hooks, write_matrix
+from tasks.cli.matrix import write_hooks, write_matrix, write_offered
 from tasks.cli.output import FormatOption, printable, write_rows
 from tasks.cli.report import report_command, report_location
 from tasks.cli.summary import print_ingest_report
@@ -97,8 +97,9 @@ def show(
     warehouse: WarehouseOption = None,
     fmt: FormatOption = "table",
 ) -> None:
-    """The per-iteration table of a run (both sides, each host and all hosts), its verdicts, a matrix run's
-    pivot (load level down, series across) and the stage hooks run per iteration."""
+    """The per-iteration table of a run (both sides, each host and all hosts), an open model's offered against
+    achieved load, its verdicts, a matrix run's pivot (load level down, series across) and the stage hooks run
+    per iteration."""
     params = {"run_id": run_id}
     columns, rows = _query(warehouse, model_sql("reports/show_iterations"), params)
     if not rows:
@@ -108,6 +109,7 @@ def show(
     if fmt == "table":
         line = f"{run_id}: {verdict}" + (f" (run {status}: {reason})" if verdict.startswith("RUN") else "")
         typer.echo("\n" + printable(line, keep_lines=True))
+    write_offered(run_id, *_query(warehouse, model_sql("reports/report_offered"), params), fmt)
     columns, rows = _query(warehouse, model_sql("reports/show_verdicts"), params)
     if rows:
         typer.echo("")

@@ -125,15 +125,24 @@ def frame_table(frame: pd.DataFrame, spec: list[tuple[str, str]], total_column: 
     return table(columns, rows, row_classes=classes)
 
 
+OFFERED_COLUMNS = [("iteration", "count"), ("load", ""), ("side", ""), ("offered_per_s", "calls/s"),
+                   ("achieved_per_s", "calls/s"), ("achieved_share", "rate"), ("dropped", "count"),
+                   ("error_rate", "rate"), ("error_rate_with_dropped", "rate")]
 HOOK_COLUMNS = [("iteration", "count"), ("phase", ""), ("host", ""), ("exit_code", "count"), ("seconds", "s"),
                 ("command", ""), ("output_tail", "")]
 
 
 def iterations(data: ReportData) -> str:
-    """Requests per iteration, side and host (then all hosts), per HTTP status, and the stage hooks run."""
+    """Requests per iteration, side and host (then all hosts), the offered against the achieved load (an open
+    model), per HTTP status, and the stage hooks run."""
     hooks = data["iteration_hooks"]
+    offered = data.frames.get("report_offered", pd.DataFrame())
     return (frame_table(data["report_iteration_table"], ITERATION_COLUMNS, "host")
             + '<p class="note">marts iteration_stats (per host) and iteration_summary ((all), in bold).</p>'
+            + ("" if offered.empty else "<h3>Offered against achieved load</h3>" + frame_table(offered, OFFERED_COLUMNS)
+               + '<p class="note">mart iteration_summary: offered = the step\'s planned rate (or calls sent + dropped '
+                 'per second), achieved = calls made per second, achieved % = calls / (calls + dropped), dropped = '
+                 'calls the load tool could not start, counted as failed in error_rate_with_dropped.</p>')
             + "<h3>Per HTTP status</h3>" + frame_table(data["report_status_table"], STATUS_COLUMNS)
             + '<p class="note">mart iteration_status_stats.</p>'
             + ("" if hooks.empty else "<h3>Stage hooks</h3>" + frame_table(hooks, HOOK_COLUMNS)

@@ -61,6 +61,14 @@ def _number(value: float, unit: Unit) -> str:
     return f"{shown:{sign},.{unit.decimals}f}"
 
 
+def shown(value: float | int | None, unit: str) -> float | int | None:
+    """A value converted to its shown unit and rounded as it is written (a terminal table right-aligns it)."""
+    if value is None or isinstance(value, float) and math.isnan(value) or unit not in UNITS:
+        return value
+    spec = UNITS[unit]
+    return round(value * spec.scale) if spec.decimals == 0 else round(value * spec.scale, spec.decimals)
+
+
 def plain(value: float | int | None, unit: str) -> str:
     """A value in its shown unit without the symbol, for a table whose heading says the unit."""
     if value is None or isinstance(value, float) and math.isnan(value):
