@@ -1,5 +1,6 @@
 """`perfcampaign show`'s extra tables: the offered against the achieved load of an open model, the pivot of
-throughput by load level and series of a matrix run, and the stage hooks run around each iteration."""
+throughput by load level and series of a matrix run, the stage hooks run around each iteration, and a soak's
+summary and resources."""
 
 from __future__ import annotations
 
@@ -78,3 +79,12 @@ def write_offered(run_id: str, columns: list[str], rows: list[tuple], fmt: str) 
     if rows:
         typer.echo("")
         write_with_units(columns, rows, fmt, f"{run_id}: offered against achieved load per step")
+
+
+def write_soak_tables(run_id: str, summary: tuple[list[str], list[tuple]], hosts: tuple[list[str], list[tuple]],
+                      fmt: str) -> None:
+    """A soak's summary per side and its resources per host (report_soak_summary, report_soak_hosts)."""
+    for (columns, rows), title in ((summary, "the soak per side"), (hosts, "resources per host over the soak")):
+        if rows:
+            typer.echo("")
+            write_with_units(columns, rows, fmt, f"{run_id}: {title}")

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import html
+import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import pandas as pd
+
+from tasks.report import units
 from tasks.report.charts import Chart
+from tasks.report.fmt import is_missing, number
 
 CSS = """
 :root { --ink: #1f2328; --muted: #57606a; --line: #d0d7de; --pass: #1a7f37; --fail: #cf222e; --warn: #9a6700;
@@ -100,6 +105,20 @@ def table(columns: Sequence[Column], rows: Iterable[Sequence[str]], raw: set[int
     if not body:
         return '<p class="note">No rows.</p>'
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+
+
+def cell(value, unit: str) -> str:
+    """A table cell under a heading that names the unit: the number alone (text and times as they are)."""
+    return "" if is_missing(value) else units.plain(value, unit) if unit in units.UNITS and isinstance(
+        value, numbers.Real) and not isinstance(value, bool) else number(value)
+
+
+def frame_table(frame: pd.DataFrame, spec: list[tuple[str, str]], total_column: str | None = None) -> str:
+    """A DataFrame as a table, each column's unit in its heading (units.py); rows whose `total_column` is '(all)' in bold."""
+    columns = [Column(units.heading(name, unit), unit not in ("",)) for name, unit in spec]
+    rows = [[cell(record[name], unit) for name, unit in spec] for record in frame.to_dict("records")]
+    classes = ["total" if total_column and record[total_column] == "(all)" else "" for record in frame.to_dict("records")]
+    return table(columns, rows, row_classes=classes)
 
 
 def figure(chart: Chart) -> str:

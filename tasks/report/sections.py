@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import numbers
-
 import pandas as pd
 
 from tasks.report.charts import Chart
 from tasks.report import units
 from tasks.report.data import ReportData
 from tasks.report.fmt import is_missing, metric_unit, number
-from tasks.report.html import Column, details, esc, figure, status_cell, table
+from tasks.report.html import Column, details, esc, figure, frame_table, status_cell, table
 from tasks.report.summary import overall_verdict, saturated, summary_sentences
 from tasks.warehouse.verdicts import verdict_word
 
@@ -139,20 +137,6 @@ ITERATION_COLUMNS = [("iteration", "count"), ("side", ""), ("host", ""), ("calls
                      ("p90_ms", "ms"), ("p95_ms", "ms"), ("p99_ms", "ms"), ("max_ms", "ms")]
 STATUS_COLUMNS = [("iteration", "count"), ("side", ""), ("host", ""), ("status_code", ""), ("calls", "count"),
                   ("calls_per_s", "calls/s"), ("avg_ms", "ms"), ("p95_ms", "ms"), ("max_ms", "ms")]
-
-
-def cell(value, unit: str) -> str:
-    """A table cell under a heading that names the unit: the number alone (text and times as they are)."""
-    return "" if is_missing(value) else units.plain(value, unit) if unit in units.UNITS and isinstance(
-        value, numbers.Real) and not isinstance(value, bool) else number(value)
-
-
-def frame_table(frame: pd.DataFrame, spec: list[tuple[str, str]], total_column: str | None = None) -> str:
-    """A DataFrame as a table, each column's unit in its heading (units.py); rows whose `total_column` is '(all)' in bold."""
-    columns = [Column(units.heading(name, unit), unit not in ("",)) for name, unit in spec]
-    rows = [[cell(record[name], unit) for name, unit in spec] for record in frame.to_dict("records")]
-    classes = ["total" if total_column and record[total_column] == "(all)" else "" for record in frame.to_dict("records")]
-    return table(columns, rows, row_classes=classes)
 
 
 OFFERED_COLUMNS = [("iteration", "count"), ("load", ""), ("side", ""), ("offered_per_s", "calls/s"),

@@ -9,8 +9,7 @@ import pandas as pd
 from tasks.report.charts import Chart
 from tasks.report.data import ReportData
 from tasks.report.fmt import is_missing, metric_unit, number, plain
-from tasks.report.html import Column, details, esc, figure, status_cell, table
-from tasks.report.sections import frame_table
+from tasks.report.html import Column, details, esc, figure, frame_table, status_cell, table
 from tasks.report.summary import comparison_sentence
 from tasks.settings import VALIDATION_PAGE
 

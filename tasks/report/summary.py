@@ -220,9 +220,7 @@ def summary_markdown(data: ReportData, report_uri: str | None = None) -> str:
               f"iteration {int(r['holds_up_to_iteration'])}, {number(r['holds_up_to_calls_per_s'], 'calls/s')}"]
              for r in whole.to_dict("records")])]
     if not data.frames.get("soak_drift", pd.DataFrame()).empty:
-        lines += ["", "## Soak drift", "", markdown_table(
-            ["metric", "scope", "windows", "slope per h", "95 % interval", "R²", "tolerance", "verdict"],
-            soak.drift_rows(data))]
+        lines += ["", "## Soak drift", "", markdown_table(soak.DRIFT_COLUMNS, soak.drift_rows(data))]
     if data.requirement_changes:
         lines += ["", f"## Against the baseline `{data.baseline}`", "", changes_markdown(data)]
     if report_uri:

@@ -100,3 +100,15 @@ def heading(name: str, unit: str | None = None) -> str:
     if unit == "/s":  # any other rate reads as its name per second
         return stem + "/s"
     return f"{stem} ({UNITS[unit].symbol})"
+
+
+PERIODS = (("h", 1.0), ("min", 60.0), ("s", 3600.0))
+
+
+def per_time(per_hour: float, limit: float = 100.0) -> tuple[float, str]:
+    """A rate given per hour in the longest period it reads in without thousands: -19,700 %/h is -5.5 %/s,
+    +2 %/h stays +2 %/h. Returns the divisor of the hourly figure and the period's name (`h`, `min`, `s`)."""
+    for name, divisor in PERIODS:
+        if abs(per_hour / divisor) <= limit:
+            return divisor, name
+    return PERIODS[-1][1], PERIODS[-1][0]

@@ -198,3 +198,69 @@ def test_show_and_the_report_give_the_verdicts_and_the_trends(soak):
     assert 'id="fig-soak"' in html and f"The load came from run {soak['peak_run_id']}" in html
     summary = (report / "summary.md").read_text()
     assert "## Soak drift" in summary and "| avg_ms | server app2 |" in summary
+
+
+def _k6_durations(soak) -> pd.DataFrame:
+    """Every http_req_duration point of the soak's k6 files: when the call started (UTC) and its ms."""
+    rows = []
+    for source in (s for s in soak["manifest"]["sources"] if s["kind"] == "k6_json"):
+        with gzip.open(soak["bundle"] / source["path"], "rt") as lines:
+            for point in map(json.loads, lines):
+                if point.get("type") == "Point" and point.get("metric") == "http_req_duration":
+                    rows.append((pd.Timestamp(point["data"]["time"]), point["data"]["value"]))
+    frame = pd.DataFrame(rows, columns=["at", "ms"])
+    frame["started"] = frame["at"] - pd.to_timedelta(frame["ms"], unit="ms")
+    return frame
+
+
+def _report_query(soak, name: str) -> pd.DataFrame:
+    from tasks.warehouse.connection import open_warehouse
+    from tasks.warehouse.models import model_sql
+
+    with open_warehouse(soak["warehouse"]) as con:
+        return con.execute(model_sql(f"reports/{name}"), {"run_id": soak["run_id"]}).df()
+
+
+def test_the_soak_in_one_row_per_side_and_its_resources_per_host(soak):
+    """The client's row from the raw k6 points (µs times: no second-resolution boundary to argue about), app1's
+    CPU from its raw vmstat -t lines; sar makes network figures exist (the calls travel over loopback)."""
+    windows = _windows(soak)
+    start, end = windows[0][0], windows[-1][1]
+    seconds = sum((e - s).total_seconds() for s, e in windows)
+    durations = _k6_durations(soak)
+    kept = durations[(durations["started"] >= start) & (durations["started"] < end)]["ms"]
+    summary = _report_query(soak, "report_soak_summary").set_index("side")
+    client = summary.loc["client"]
+    assert client["windows"] == len(windows)
+    assert client["calls"] == len(kept)
+    assert client["avg_ms"] == pytest.approx(kept.mean())
+    assert client["p95_ms"] == pytest.approx(np.percentile(kept, 95))
+    assert client["calls_per_s"] == pytest.approx(len(kept) / seconds, rel=1e-6)
+    assert client["message_size"] == 1024 and "rate_per_s=" in client["load"]
+    (vmstat,) = [s for s in soak["manifest"]["sources"] if s["kind"] == "vmstat" and s["host"] == "app1"]
+    busy = []
+    for line in (soak["bundle"] / vmstat["path"]).read_text().splitlines()[1:]:
+        tokens = line.split()
+        if tokens and tokens[0].isdigit():
+            at = pd.Timestamp(" ".join(tokens[-2:]), tz="UTC")
+            if start <= at < end:
+                busy.append(int(tokens[12]) + int(tokens[13]))
+    hosts = _report_query(soak, "report_soak_hosts").set_index("host")
+    assert hosts.loc["app1", "samples"] == len(busy)
+    assert hosts.loc["app1", "cpu_busy_avg_pct"] == pytest.approx(np.mean(busy))
+    assert hosts.loc["app1", "cpu_busy_max_pct"] == max(busy)
+    assert {s["host"] for s in soak["manifest"]["sources"] if s["kind"] == "sar"} == {"app1", "loadgen"}
+    assert hosts.loc["app1", "net_rx_bytes_per_s"] > 0 and hosts.loc["loadgen", "net_tx_bytes_per_s"] > 0
+    html = (soak["bundle"] / "report" / "report.html").read_text()
+    assert "Resources per host over the soak" in html and "net_<wbr>rx (MiB/<wbr>s)" in html
+
+
+def test_a_drifting_trend_says_worsening_or_improving_in_readable_units(soak):
+    drift = _query(soak, "select * from soak_drift where run_id = $run_id and verdict = 'drifting'")
+    html = (soak["bundle"] / "report" / "report.html").read_text()
+    sentence = html.split("Soak drift over")[1].split("</li>")[0]
+    assert "e+0" not in sentence and "e-0" not in sentence
+    for row in drift.itertuples():  # app2 slows down: its latency worsens, its throughput would improve only if rising
+        worse = (row.slope_pct_per_h > 0) == (row.metric != "calls_per_s")
+        assert f"{row.metric} of {row.side} {row.host} {'worsening' if worse else 'improving'} " in sentence
+    assert "avg_ms of server app2 worsening" in sentence
