@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from tasks.report.charts import Chart
 from tasks.report import units
+from tasks.report.charts import Chart
 from tasks.report.data import ReportData
 from tasks.report.fmt import is_missing, metric_unit, number
 from tasks.report.html import Column, details, esc, figure, frame_table, status_cell, table

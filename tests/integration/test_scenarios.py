@@ -143,6 +143,16 @@ def check_pull_requirements(runs: list[Run]) -> None:
     assert len(failed) >= len(kept)
     errors = failed[failed["value"] > 0]
     assert verdicts[("pull-delivered", stated)][0] == pytest.approx((len(errors) + lost) / (len(kept) + lost))
+    # the report's offered-against-achieved table (docs/scenarios.md): the planned rate, the calls made, the
+    # dropped ones, error_rate_with_dropped in %, as its headings say
+    page = (run.path("report") / "report.html").read_text()
+    offered = page.split("<h3>Offered against achieved load</h3>")[1].split("</table>")[0]
+    rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in offered.split("<tr")[2:]]
+    (client,) = [row for row in rows if row[0] == str(stated) and row[2] == "client"]
+    seconds = (run.windows()[stated][1] - start).total_seconds()
+    assert client[3:] == ["20.0", f"{len(kept) / seconds:.1f}", f"{100 * len(kept) / (len(kept) + lost):.2f}",
+                          f"{int(lost):,}", f"{100 * len(errors) / len(kept):.2f}",
+                          f"{100 * (len(errors) + lost) / (len(kept) + lost):.2f}"]
 
 
 def check_step_ramp(runs: list[Run]) -> None:
