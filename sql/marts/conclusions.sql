@@ -1,7 +1,8 @@
 -- Public mart: what a run shows, in sentences a performance engineer would write, each with its number.
 -- Topics: `requirements` (one overview row), `requirement` (one per requirement: holds or not, at which
 -- iterations, the worst value and its load, the margin, and up to which load it holds), `capacity` (one
--- per side: the knee and the highest throughput), `client_server` (the iteration with the largest gap
+-- per side and series: the knee and the highest throughput; then one caution per side naming the iterations
+-- whose load generator ran out of CPU), `client_server` (the iteration with the largest gap
 -- between the load tool's and the service's response time), `health` (an overview row, then one row per
 -- finding that is not ok). The report prints these sentences as they are: numbers are formatted here once.
 -- materialized: incremental
@@ -149,15 +150,29 @@ requirements_overview as (
     from whole_run
 ),
 
+loadgen_islands as (
+    -- the iterations whose load generator ran out of CPU, consecutive ones as one range (1, 2, 3, 5 -> 1-3, 5)
+    select min(iteration) as first_iteration, max(iteration) as last_iteration
+    from (
+        select iteration, iteration - row_number() over (order by iteration) as island
+        from (
+            select distinct iteration
+            from findings
+            where rule = 'loadgen_cpu' and severity = 'fail' and iteration is not null
+        )
+    )
+    group by island
+),
+
 loadgen_saturated as (
     select
-        string_agg(iteration::varchar, ', ' order by iteration) as iterations,
-        count(*) as count_iterations
-    from (
-        select distinct iteration
-        from findings
-        where rule = 'loadgen_cpu' and severity = 'fail' and iteration is not null
-    )
+        string_agg(
+            case when first_iteration = last_iteration then first_iteration::varchar
+                else first_iteration || '-' || last_iteration end,
+            ', ' order by first_iteration
+        ) as iterations,
+        coalesce(sum(last_iteration - first_iteration + 1), 0) as count_iterations
+    from loadgen_islands
 ),
 
 capacity_rows as (
@@ -179,17 +194,31 @@ capacity_rows as (
             when max_iteration is not null
                 then format('. The highest throughput was {:.1f} calls/s, at iteration {}.', max_calls_per_s, max_iteration)
             else '.'
-        end || case
-            when loadgen_saturated.count_iterations > 0 then format(
-                ' Caution: the load generator ran out of CPU in iteration{} {}, so these figures may measure it '
-                || 'rather than the service.',
-                case when loadgen_saturated.count_iterations > 1 then 's' else '' end, loadgen_saturated.iterations
-            )
-            else ''
         end as sentence,
         20 as sort_order
     from capacity
+),
+
+-- said once per side, not once per series: which iterations' figures may measure the load generator
+capacity_cautions as (
+    select
+        'capacity' as topic,
+        side || ' caution' as subject,
+        side,
+        null::integer as iteration,
+        'warn' as status,
+        loadgen_saturated.count_iterations::double as value,
+        'iterations' as unit,
+        format(
+            'Caution, {} side: the load generator ran out of CPU in iteration{} {}, so the capacity figures of '
+            || '{} may measure it rather than the service.',
+            side, case when loadgen_saturated.count_iterations > 1 then 's' else '' end, loadgen_saturated.iterations,
+            case when loadgen_saturated.count_iterations > 1 then 'those iterations' else 'that iteration' end
+        ) as sentence,
+        21 as sort_order
+    from (select distinct side from capacity) as sides
     cross join loadgen_saturated
+    where loadgen_saturated.count_iterations > 0
 ),
 
 widest_gap as (
@@ -262,6 +291,8 @@ unioned as (
     select * from requirement_rows
     union all by name
     select * from capacity_rows
+    union all by name
+    select * from capacity_cautions
     union all by name
     select * from gap_rows
     union all by name

@@ -14,6 +14,7 @@ select
     runs.bundle_uri,
     runs.unmapped_requests,
     runs.rejected_lines,
+    runs.manifest -> 'capacity' ->> 'load_key' as capacity_load_key,
     (select count(*) from iterations where iterations.run_id = runs.run_id) as iterations,
     (select count(*) from requests where requests.run_id = runs.run_id and requests.side = 'server') as server_requests,
     (select count(*) from requests where requests.run_id = runs.run_id and requests.side = 'client') as client_requests

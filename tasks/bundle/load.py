@@ -18,16 +18,24 @@ def _number(load: dict[str, Any], key: str) -> float | None:
 def load_level(load: dict[str, Any], key: str | None = None) -> float | None:
     """One number for a step's load: the named key, else `rate_per_s`, `vus`, `nodes` x `threads`, `users`
     or `threads`."""
+    name = load_level_key(load, key)
+    if name == NODES_X_THREADS:
+        return _number(load, "nodes") * _number(load, "threads")
+    return None if name is None else _number(load, name)
+
+
+NODES_X_THREADS = "nodes x threads"
+
+
+def load_level_key(load: dict[str, Any], key: str | None = None) -> str | None:
+    """What `load_level` reads for this step: the named key, `rate_per_s`, `vus`, `nodes x threads`, `users` or
+    `threads` (a chart's axis is named by it); None when the step has none of them."""
     for name in (key, OFFERED_KEY, "vus") if key else (OFFERED_KEY, "vus"):
-        if name and (value := _number(load, name)) is not None:
-            return value
-    nodes, threads = _number(load, "nodes"), _number(load, "threads")
-    if nodes is not None and threads is not None:
-        return nodes * threads
-    for name in ("users", "threads"):
-        if (value := _number(load, name)) is not None:
-            return value
-    return None
+        if name and _number(load, name) is not None:
+            return name
+    if _number(load, "nodes") is not None and _number(load, "threads") is not None:
+        return NODES_X_THREADS
+    return next((name for name in ("users", "threads") if _number(load, name) is not None), None)
 
 
 def offered_per_s(load: dict[str, Any], calls: float | None, dropped: float | None, seconds: float | None) -> float | None:

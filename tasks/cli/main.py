@@ -18,11 +18,12 @@ from tasks.cli.history import (
     history_command,
     triage_command,
 )
-from tasks.cli.matrix import write_hooks, write_matrix
+from tasks.cli.matrix import write_hooks, write_matrix, write_offered, write_soak_tables
 from tasks.cli.output import FormatOption, printable, write_rows
 from tasks.cli.report import report_command, report_location
 from tasks.cli.summary import print_ingest_report
 from tasks.cli.validate import validate_command
+from tasks.report.drift_words import DRIFT_COLUMNS, drift_cells
 from tasks.cli.warehouse import warehouse_app
 from tasks.settings import DEMO_CAMPAIGN, WORK_DIR
 from tasks.warehouse.connection import WarehouseError, open_warehouse, warehouse_path
@@ -97,8 +98,9 @@ def show(
     warehouse: WarehouseOption = None,
     fmt: FormatOption = "table",
 ) -> None:
-    """The per-iteration table of a run (both sides, each host and all hosts), its verdicts, a matrix run's
-    pivot (load level down, series across) and the stage hooks run per iteration."""
+    """The per-iteration table of a run (both sides, each host and all hosts), an open model's offered against
+    achieved load, its verdicts, a matrix run's pivot (load level down, series across) and the stage hooks run
+    per iteration."""
     params = {"run_id": run_id}
     columns, rows = _query(warehouse, model_sql("reports/show_iterations"), params)
     if not rows:
@@ -108,6 +110,7 @@ def show(
     if fmt == "table":
         line = f"{run_id}: {verdict}" + (f" (run {status}: {reason})" if verdict.startswith("RUN") else "")
         typer.echo("\n" + printable(line, keep_lines=True))
+    write_offered(run_id, *_query(warehouse, model_sql("reports/report_offered"), params), fmt)
     columns, rows = _query(warehouse, model_sql("reports/show_verdicts"), params)
     if rows:
         typer.echo("")
@@ -118,7 +121,8 @@ def show(
 
 
 def show_soak(warehouse: Path | None, run_id: str, fmt: str) -> None:
-    """A soak's part of `show`: where its load came from and its drift verdicts (mart soak_drift)."""
+    """A soak's part of `show`: where its load came from, its summary per side, its resources per host and its
+    drift verdicts (mart soak_drift), each trend worsening or improving in a period it reads in."""
     columns, rows = _query(warehouse, model_sql("reports/report_soak"), {"run_id": run_id})
     if not rows:
         return
@@ -128,10 +132,14 @@ def show_soak(warehouse: Path | None, run_id: str, fmt: str) -> None:
             f"{run_id}: soak at {soak['target_key']}={soak['target_value']:g}, {soak['share_of_max']:g} x "
             f"{soak['max_load_level']:g} of run {soak['source_run_id']} (its maximum {soak['max_calls_per_s']:.1f} "
             f"calls/s at iteration {soak['max_iteration']}: {soak['max_load']})"))
-    columns, rows = _query(warehouse, model_sql("reports/show_soak"), {"run_id": run_id})
+    params = {"run_id": run_id}
+    write_soak_tables(run_id, _query(warehouse, model_sql("reports/report_soak_summary"), params),
+                      _query(warehouse, model_sql("reports/report_soak_hosts"), params), fmt)
+    columns, rows = _query(warehouse, model_sql("reports/show_soak"), params)
     if rows:
         typer.echo("")
-        write_rows(columns, rows, fmt, title=f"{run_id}: soak drift per hour over {soak['windows']} windows")
+        write_rows(DRIFT_COLUMNS, [tuple(drift_cells(dict(zip(columns, row)))) for row in rows], fmt,
+                   title=f"{run_id}: soak drift over {soak['windows']} windows")
 
 
 app.command("report")(report_command)

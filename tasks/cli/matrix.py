@@ -1,5 +1,6 @@
-"""`perfcampaign show`'s extra tables for a matrix or hooked run: the pivot of throughput by load level and
-series, and the stage hooks run around each iteration."""
+"""`perfcampaign show`'s extra tables: the offered against the achieved load of an open model, the pivot of
+throughput by load level and series of a matrix run, the stage hooks run around each iteration, and a soak's
+summary and resources."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 import typer
 
 from tasks.cli.output import write_rows
+from tasks.report import units
 
 
 def pivot(rows: list[tuple]) -> dict[str, tuple[str, list[str], list[list[Any]]]]:
@@ -58,3 +60,31 @@ def write_hooks(run_id: str, columns: list[str], rows: list[tuple], fmt: str) ->
     if rows:
         typer.echo("")
         write_rows(columns, rows, fmt, title=f"{run_id}: stage hooks per iteration (exit status, seconds)")
+
+
+def write_with_units(columns: list[str], rows: list[tuple], fmt: str, title: str) -> None:
+    """Rows of columns named with their unit (`offered_per_s`, `error_rate`): for people each heading names
+    the unit and each value is in it (tasks/report/units.py, as in the report); csv and json keep the stored
+    names and values, for machines."""
+    if fmt != "table":
+        write_rows(columns, rows, fmt)
+        return
+    spec = [units.unit_of(column) if column != "iteration" else "" for column in columns]
+    write_rows([units.heading(column, unit) for column, unit in zip(columns, spec)],
+               [tuple(units.shown(value, unit) for value, unit in zip(row, spec)) for row in rows], fmt, title=title)
+
+
+def write_offered(run_id: str, columns: list[str], rows: list[tuple], fmt: str) -> None:
+    """An open model's offered against achieved load per step (`sql/reports/report_offered.sql`), if any."""
+    if rows:
+        typer.echo("")
+        write_with_units(columns, rows, fmt, f"{run_id}: offered against achieved load per step")
+
+
+def write_soak_tables(run_id: str, summary: tuple[list[str], list[tuple]], hosts: tuple[list[str], list[tuple]],
+                      fmt: str) -> None:
+    """A soak's summary per side and its resources per host (report_soak_summary, report_soak_hosts)."""
+    for (columns, rows), title in ((summary, "the soak per side"), (hosts, "resources per host over the soak")):
+        if rows:
+            typer.echo("")
+            write_with_units(columns, rows, fmt, f"{run_id}: {title}")

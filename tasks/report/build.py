@@ -16,9 +16,10 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from tasks.report import history, sections, sections_more, soak
-from tasks.report.charts import all_charts
+from tasks.report.charts import Chart, load_chart, minute_chart
 from tasks.report.data import ReportData, load_report_data
 from tasks.report.fmt import is_missing
+from tasks.report.host_charts import host_charts
 from tasks.report.html import esc, page
 from tasks.report.junit import junit_xml
 from tasks.report.summary import summary_json, summary_markdown
@@ -42,6 +43,12 @@ class ReportFiles:
 
     def path(self, name: str) -> Path:
         return self.folder / FILES[name]
+
+
+def all_charts(data: ReportData) -> dict[str, Chart]:
+    """Every chart that has data, by key: the requests' (charts.py) and the hosts' (host_charts.py)."""
+    charts = [minute_chart(data), load_chart(data), *host_charts(data)]
+    return {chart.key: chart for chart in charts if chart is not None}
 
 
 def render_html(data: ReportData, generated_at: datetime) -> str:

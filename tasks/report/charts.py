@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import base64
 import io
+import json
 from dataclasses import dataclass
 
 import pandas as pd
 
-from tasks.report.data import ReportData
+from tasks.bundle.load import load_level_key
+from tasks.report.data import ReportData, series_key
 
 SIDE_STYLE = {"server": "-", "client": "--"}
 MiB = 1024 * 1024
@@ -117,8 +119,29 @@ def _capacity_points(data: ReportData) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def load_axis_name(data: ReportData) -> str:
+    """What the load level is read from in this run (`vus`, `nodes x threads`, `rate_per_s` ...), for the axis."""
+    key = data.run.get("capacity_load_key")
+    names = {load_level_key(json.loads(text), key) for text in data["report_iterations"]["load_json"] if text}
+    names.discard(None)
+    return "load level: " + (" / ".join(sorted(names)) if names else "none")
+
+
+SIDE_COLOUR = {"client": "#1f77b4", "server": "#d62728"}
+PANELS_PER_ROW = 3
+
+
 def load_chart(data: ReportData) -> Chart | None:
-    """Throughput and response time against the load level, one line per side and series (or label)."""
+    """The chart of `load_figure`, as a PNG."""
+    drawn = load_figure(data)
+    return None if drawn is None else Chart("load", "Throughput and response time against load", drawn[1],
+                                            _encode(drawn[0]))
+
+
+def load_figure(data: ReportData):
+    """(figure, caption): throughput and response time against the load level: one small panel pair per series (throughput above,
+    response time below), the sides as lines in each, a knee as a cross named in the panel's title, so no
+    label sits on another; with one series and several labels, the p95 of each label instead."""
     points = _capacity_points(data)
     if points.empty or points["load_level"].isna().all():
         return None
@@ -126,144 +149,62 @@ def load_chart(data: ReportData) -> Chart | None:
     summary = summary[summary["host"] == "(all)"][["iteration", "side", "avg_ms", "p95_ms"]]
     points = points.merge(summary, on=["iteration", "side"], how="left").dropna(subset=["load_level"])
     labels = data["report_label_stats"]
-    per_label = points["series"].nunique() == 1 and labels.groupby("side")["label"].nunique().max() > 1
-    fig, (tput, rt) = _figure(2)
-    for (side, series), group in points.groupby(["side", "series"], sort=True):
-        name = f"{side} {series}".strip()
-        line = tput.plot(group["load_level"], group["calls_per_s"], SIDE_STYLE.get(side, "-"), marker="o", label=name)[0]
-        if not per_label:
-            rt.plot(group["load_level"], group["avg_ms"], SIDE_STYLE.get(side, "-"), marker="o", color=line.get_color(),
-                    label=f"{name} avg")
-            rt.plot(group["load_level"], group["p95_ms"], ":", marker="^", color=line.get_color(), label=f"{name} p95")
-    knees = [record for record in data["capacity"].to_dict("records") if not pd.isna(record["saturated"])
-             and bool(record["saturated"]) and not pd.isna(record["knee_load_level"])]
-    for number, record in enumerate(knees):  # one knee per side and series, marked and labelled
-        where = " ".join(filter(None, [record["side"], record["series"]]))
-        tput.plot([record["knee_load_level"]], [record["knee_calls_per_s"]], "kx", markersize=9)
-        tput.annotate(f"knee ({where}): it {int(record['knee_iteration'])}",
-                      (record["knee_load_level"], record["knee_calls_per_s"]), xytext=(10, -16 - 14 * number),
-                      textcoords="offset points", fontsize=8, arrowprops={"arrowstyle": "->", "lw": 0.8})
+    series = sorted(points["series"].unique(), key=series_key)
+    per_label = len(series) == 1 and labels.groupby("side")["label"].nunique().max() > 1
+    columns = min(PANELS_PER_ROW, len(series))
+    rows = -(-len(series) // columns)
+    plt = _pyplot()
+    fig, axes = plt.subplots(2 * rows, columns, figsize=(9 if columns == 1 else 11, (2.6 if columns == 1 else 2.1) * 2 * rows),
+                             sharex=True, squeeze=False, layout="constrained")  # room for every label, none on another
+    knees = {(r["side"], r["series"]): r for r in data["capacity"].to_dict("records")
+             if not pd.isna(r["saturated"]) and bool(r["saturated"]) and not pd.isna(r["knee_load_level"])}
+    for number, name in enumerate(series):
+        tput, rt = axes[2 * (number // columns), number % columns], axes[2 * (number // columns) + 1, number % columns]
+        knee_words = []
+        for side, group in points[points["series"] == name].groupby("side", sort=True):
+            colour, style = SIDE_COLOUR.get(side, "#555555"), SIDE_STYLE.get(side, "-")
+            tput.plot(group["load_level"], group["calls_per_s"], style, marker="o", ms=4, color=colour,
+                      label=f"{side} calls/s")
+            if not per_label:
+                rt.plot(group["load_level"], group["avg_ms"], style, marker="o", ms=4, color=colour, label=f"{side} avg")
+                rt.plot(group["load_level"], group["p95_ms"], ":", marker="^", ms=4, color=colour, label=f"{side} p95")
+            if (side, name) in knees:
+                knee = knees[(side, name)]
+                tput.plot([knee["knee_load_level"]], [knee["knee_calls_per_s"]], "x", color="black", ms=9, mew=2)
+                knee_words.append(f"{side} it {int(knee['knee_iteration'])}")
+        tput.set_title((name or "all steps") + (f"\nknee: {', '.join(knee_words)}" if knee_words else "\nno knee"),
+                       fontsize=9)
     if per_label:
         levels = points.drop_duplicates("iteration")[["iteration", "load_level"]]
         for (side, label), group in labels.merge(levels, on="iteration").groupby(["side", "label"], sort=True):
-            rt.plot(group["load_level"], group["p95_ms"], SIDE_STYLE.get(side, "-"), marker="o", label=f"{side} {label} p95")
-    tput.set_ylabel("throughput (calls/s)")
-    rt.set_ylabel("response time (ms)")
-    tput.set_ylim(bottom=0)
-    rt.set_ylim(bottom=0)
-    rt.set_xlabel("load level (vus, nodes x threads, users or capacity.load_key)")
-    _legend(tput)
-    _legend(rt)
-    return Chart("load", "Throughput and response time against load",
-                 "marts capacity and iteration_summary" + (", and p95 per label from requests" if per_label else ""),
-                 _encode(fig))
+            axes[1, 0].plot(group["load_level"], group["p95_ms"], SIDE_STYLE.get(side, "-"), marker="o", ms=4,
+                            label=f"{side} {label} p95")
+    axis_name = load_axis_name(data)
+    for row in range(rows):
+        for column in range(columns):
+            tput, rt = axes[2 * row, column], axes[2 * row + 1, column]
+            if row * columns + column >= len(series):
+                tput.set_visible(False)
+                rt.set_visible(False)
+                continue
+            for ax in (tput, rt):
+                ax.grid(True, color="#dddddd", lw=0.6)
+                ax.set_ylim(bottom=0)
+                ax.tick_params(labelsize=8)
+            if column == 0:
+                tput.set_ylabel("calls/s", fontsize=8)
+                rt.set_ylabel("ms", fontsize=8)
+            if row == rows - 1 or (row + 1) * columns + column >= len(series):
+                rt.set_xlabel(axis_name, fontsize=8)
+                rt.xaxis.set_tick_params(labelbottom=True)
+    if columns == 1:
+        _legend(axes[0, 0])
+        _legend(axes[1, 0])
+    else:  # one legend for every panel, under them
+        handles, names = axes[0, 0].get_legend_handles_labels()
+        more, more_names = axes[1, 0].get_legend_handles_labels()
+        fig.legend(handles + more, names + more_names, loc="outside lower center", ncol=6, fontsize=8, frameon=False)
+    return fig, (f"marts capacity and iteration_summary, {axis_name}; one panel pair per series (calls/s above, "
+                 "response time below), a black cross at each side's knee"
+                 + (", and p95 per label from requests" if per_label else ""))
 
-
-def _samples(data: ReportData, *kinds: str) -> pd.DataFrame:
-    samples = data["report_host_samples"]
-    return samples[samples["kind"].isin(kinds)] if not samples.empty else samples
-
-
-def cpu_chart(data: ReportData) -> Chart | None:
-    """CPU busy (user + system) and I/O wait per host over time, from vmstat."""
-    samples = _samples(data, "vmstat")
-    if samples.empty:
-        return None
-    fig, (ax,) = _figure(1, 3.2)
-    for (host, role), group in samples.groupby(["host", "role"], sort=True):
-        at = _naive_utc(group["sampled_at"])
-        line = ax.plot(at, group["cpu_busy_pct"], "-", lw=1.2, label=f"{host} ({role}) busy")[0]
-        ax.plot(at, group["cpu_wait_pct"], ":", lw=1.0, color=line.get_color(), label=f"{host} wait")
-    ax.set_ylabel("CPU %")
-    ax.set_ylim(0, 100)
-    _legend(ax)
-    _mark_iterations([ax], data["report_iterations"])
-    _time_axis(ax)
-    return Chart("cpu", "CPU per host", "view host_samples (vmstat): user + system, and I/O wait", _encode(fig))
-
-
-def jvm_chart(data: ReportData) -> Chart | None:
-    """Old and young generation in use, and GC time since the JVM started, per JVM (jstat file)."""
-    samples = _samples(data, "jstat")
-    if samples.empty:
-        return None
-    fig, (heap, gc) = _figure(2)
-    for (host, subject), group in samples.groupby(["host", "subject"], sort=True):
-        at = _naive_utc(group["sampled_at"])
-        line = heap.plot(at, group["old_used_kb"] / 1024, "-", label=f"{host} old")[0]
-        heap.plot(at, group["young_used_kb"] / 1024, ":", color=line.get_color(), label=f"{host} young")
-        gc.plot(at, group["gc_time_s"], "-", color=line.get_color(), label=f"{host} ({subject})")
-    heap.set_ylabel("heap used (MiB)")
-    gc.set_ylabel("GC time since start (s)")
-    _legend(heap)
-    _legend(gc)
-    _mark_iterations([heap, gc], data["report_iterations"])
-    _time_axis(gc)
-    return Chart("jvm", "Heap and GC per JVM", "view host_samples (jstat): KB shown as MiB", _encode(fig))
-
-
-def container_chart(data: ReportData) -> Chart | None:
-    """Memory in use and network bytes (since the container started) per container, from docker stats."""
-    samples = _samples(data, "docker_stats")
-    if samples.empty:
-        return None
-    fig, (memory, network) = _figure(2)
-    for (host, container), group in samples.groupby(["host", "subject"], sort=True):
-        at = _naive_utc(group["sampled_at"])
-        line = memory.plot(at, group["mem_used_bytes"] / MiB, "-", label=f"{host}/{container}")[0]
-        network.plot(at, group["net_in_bytes"] / MiB, "-", color=line.get_color(), label=f"{host}/{container} in")
-        network.plot(at, group["net_out_bytes"] / MiB, ":", color=line.get_color(), label=f"{host}/{container} out")
-    memory.set_ylabel("memory used (MiB)")
-    network.set_ylabel("network (MiB since start)")
-    _legend(memory)
-    _legend(network)
-    _mark_iterations([memory, network], data["report_iterations"])
-    _time_axis(network)
-    return Chart("containers", "Container memory and network", "view host_samples (docker stats)", _encode(fig))
-
-
-def network_chart(data: ReportData) -> Chart | None:
-    """Received and sent Gbps per interface that moved any bytes, from sar -n DEV or procfs's /proc/net/dev."""
-    samples = _samples(data, "sar", "procfs")
-    samples = samples[samples["rx_bytes_per_s"].notna()]  # procfs: its process rows, a series' first sample
-    if samples.empty:
-        return None
-    moved = samples.groupby(["host", "subject"])[["rx_bytes_per_s", "tx_bytes_per_s"]].transform("max").sum(axis=1) > 0
-    fig, (ax,) = _figure(1, 3.2)
-    for (host, interface), group in samples[moved].groupby(["host", "subject"], sort=True):
-        at = _naive_utc(group["sampled_at"])
-        line = ax.plot(at, group["rx_bytes_per_s"] * 8 / 1e9, "-", lw=1.2, label=f"{host}/{interface} in")[0]
-        ax.plot(at, group["tx_bytes_per_s"] * 8 / 1e9, ":", lw=1.0, color=line.get_color(),
-                label=f"{host}/{interface} out")
-    ax.set_ylabel("Gbps")
-    _legend(ax)
-    _mark_iterations([ax], data["report_iterations"])
-    _time_axis(ax)
-    return Chart("network", "Network per interface", "view host_samples (sar -n DEV, procfs): interfaces that moved bytes",
-                 _encode(fig))
-
-
-def process_chart(data: ReportData) -> Chart | None:
-    """CPU (of one CPU, as pidstat prints it) and threads per watched process, from pidstat or procfs."""
-    samples = _samples(data, "pidstat", "procfs")
-    samples = samples[samples["threads"].notna() | samples["cpu_pct"].notna()]  # procfs: not its interface rows
-    if samples.empty:
-        return None
-    fig, (cpu, threads) = _figure(2)
-    for (host, process), group in samples.groupby(["host", "subject"], sort=True):
-        at = _naive_utc(group["sampled_at"])
-        line = cpu.plot(at, group["cpu_pct"], "-", label=f"{host} {process}")[0]
-        threads.plot(at, group["threads"], "-", color=line.get_color(), label=f"{host} {process}")
-    cpu.set_ylabel("CPU % (of one CPU)")
-    threads.set_ylabel("threads")
-    _legend(cpu)
-    _mark_iterations([cpu, threads], data["report_iterations"])
-    _time_axis(threads)
-    return Chart("processes", "CPU and threads per process", "view host_samples (pidstat, procfs)", _encode(fig))
-
-
-def all_charts(data: ReportData) -> dict[str, Chart]:
-    """Every chart that has data, by key."""
-    charts = [make(data) for make in (minute_chart, load_chart, cpu_chart, jvm_chart, container_chart, network_chart,
-                                      process_chart)]
-    return {chart.key: chart for chart in charts if chart is not None}

@@ -32,6 +32,38 @@ def mart_order(mart: str) -> str:
     return ", ".join(f"{column} nulls first" for column in load_models()[mart].header.grain if column != "run_id")
 
 
+def series_key(series: str) -> tuple:
+    """A series (`message_size=7 vus=4`) in the order of its values: numbers as numbers (7, 1024, 102400, not
+    the text order 1024, 102400, 7), then text."""
+    parts = []
+    for item in (series or "").split(" "):
+        key, _, value = item.partition("=")
+        try:
+            parts.append((key, 0, float(value), ""))
+        except ValueError:
+            parts.append((key, 1, 0.0, value))
+    return tuple(parts)
+
+
+def _subject_key(subject: str) -> tuple:
+    """A conclusion's subject (`client message_size=1024`, `client caution`) in series order after its side."""
+    side, _, rest = (subject or "").partition(" ")
+    return side, rest == "caution", series_key(rest)
+
+
+def _in_series_order(data: "ReportData") -> None:
+    """Capacity rows and their conclusions sorted by their series' values (SQL sorts the text)."""
+    capacity = data.frames["capacity"]
+    if not capacity.empty:
+        order = sorted(range(len(capacity)), key=lambda i: (capacity["side"].iloc[i], series_key(capacity["series"].iloc[i])))
+        data.frames["capacity"] = capacity.iloc[order].reset_index(drop=True)
+    conclusions = data.frames["conclusions"]
+    if not conclusions.empty:
+        order = sorted(range(len(conclusions)),
+                       key=lambda i: (conclusions["sort_order"].iloc[i], _subject_key(conclusions["subject"].iloc[i])))
+        data.frames["conclusions"] = conclusions.iloc[order].reset_index(drop=True)
+
+
 class ReportError(RuntimeError):
     """The report cannot be made (for example: no such run in the warehouse)."""
 
@@ -123,7 +155,8 @@ def load_report_data(
     run["verdict"] = con.execute(model_sql("reports/run_verdict"), params).fetchone()[0]
     data = ReportData(run=run, validation_page=validation_page)
     for name in ("report_iterations", "report_iteration_table", "report_status_table", "report_minutes",
-                 "report_host_samples", "report_background_stats", "report_soak", "report_soak_windows"):
+                 "report_host_samples", "report_background_stats", "report_soak", "report_soak_windows",
+                 "report_soak_summary", "report_soak_hosts", "report_offered"):
         data.frames[name] = _frame(con, model_sql(f"reports/{name}"), params)
     # the background load's rate check, as the data expectations run it
     data.frames["background_rate"] = _frame(con, model_sql("checks/chk_background_load"), params)
@@ -134,6 +167,7 @@ def load_report_data(
         data.frames[mart] = _frame(con, f"select * from {mart} where run_id = $run_id order by {mart_order(mart)}",
                                    params) \
             if warehouse_has(con, mart) else pd.DataFrame()
+    _in_series_order(data)
     history = _has_history(con)
     for name in ("report_history", "report_changes", "report_events"):
         data.frames[name] = _frame(con, model_sql(f"reports/{name}"), {**params, "last_runs": HISTORY_RUNS}) \

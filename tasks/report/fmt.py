@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tasks.report import units
+
 
 def is_missing(value: Any) -> bool:
     """None, NaN or pandas NA/NaT (a list or array is never missing)."""
@@ -22,8 +24,8 @@ def is_missing(value: Any) -> bool:
 
 
 def number(value: Any, unit: str = "") -> str:
-    """A value in its unit: `ms`, `calls/s`, `rate` (a fraction shown in %), `%`, `pct` (signed %), `count`,
-    `kb`, `bytes`, `s`, `p` (a p-value), or '' (shortest form)."""
+    """A value with its unit named (units.py defines them: `ms`, `calls/s`, `rate` (a fraction shown in %), `%`,
+    `pct` (signed %), `count`, `kb`, `bytes` (as MiB), `s`, `/s`), `p` (a p-value), or '' (shortest form)."""
     if is_missing(value):
         return ""
     if isinstance(value, bool):
@@ -32,20 +34,8 @@ def number(value: Any, unit: str = "") -> str:
         return value.strftime("%Y-%m-%d %H:%M:%S")
     if not isinstance(value, int | float):
         return str(value)
-    if unit == "count":
-        return f"{int(value):,}"
-    if unit == "rate":
-        return f"{100 * value:.2f} %"
-    if unit == "pct":
-        return f"{value:+.1f} %"
-    if unit == "%":
-        return f"{value:.1f} %"
-    if unit in ("ms", "calls/s", "s"):
-        return f"{value:,.1f} {unit}" if unit != "s" else f"{value:,.2f} s"
-    if unit == "kb":
-        return f"{value / 1024:,.1f} MiB"
-    if unit == "bytes":
-        return f"{value / (1024 * 1024):,.1f} MiB"
+    if unit in units.UNITS:
+        return units.with_unit(value, unit)
     if unit == "p":
         return "< 0.001" if value < 0.001 else f"{value:.3f}"
     if isinstance(value, int):
@@ -54,24 +44,8 @@ def number(value: Any, unit: str = "") -> str:
 
 
 def metric_unit(metric: str) -> str:
-    """The unit `number` uses for a metric or column name."""
-    if metric.endswith(("error_rate", "error_rate_with_dropped")):
-        return "rate"
-    if metric.endswith("_ms"):
-        return "ms"
-    if metric.endswith("calls_per_s"):
-        return "calls/s"
-    if metric.endswith("_pct") or metric.endswith("_avg") or metric.endswith("_min"):
-        return "%" if metric.startswith("cpu") or metric.endswith("_pct") else ""
-    if metric.endswith("_kb"):
-        return "kb"
-    if metric.endswith("_bytes"):
-        return "bytes"
-    if metric.endswith("_s"):
-        return "s"
-    if metric in ("calls", "errors", "samples") or metric.endswith("_count") or metric.startswith("count_"):
-        return "count"
-    return ""
+    """The unit `number` uses for a metric or column name (units.unit_of)."""
+    return units.unit_of(metric)
 
 
 def plain(value: Any, unit: str) -> str:

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import html
+import numbers
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import pandas as pd
+
+from tasks.report import units
 from tasks.report.charts import Chart
+from tasks.report.fmt import is_missing, number
 
 CSS = """
 :root { --ink: #1f2328; --muted: #57606a; --line: #d0d7de; --pass: #1a7f37; --fail: #cf222e; --warn: #9a6700;
@@ -30,7 +35,7 @@ table { border-collapse: collapse; margin: 6px 0 12px; font-size: 12.5px; width:
 th, td { border-bottom: 1px solid var(--line); padding: 3px 8px; vertical-align: top; }
 th { background: var(--band); text-align: left; font-weight: 600; }
 .scroll { overflow-x: auto; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; } td.num { white-space: nowrap; }
 tr.total td { font-weight: 600; background: #fbfcfd; }
 .pass { color: var(--pass); font-weight: 600; } .fail { color: var(--fail); font-weight: 600; }
 .warn { color: var(--warn); font-weight: 600; } .skip { color: var(--skip); }
@@ -72,6 +77,11 @@ def esc(text: object) -> str:
     return html.escape("" if text is None else str(text), quote=True)
 
 
+def _breakable(title: str) -> str:
+    """A heading that may wrap after its underscores (`context_switches/s`), so a wide table fits the page."""
+    return esc(title).replace("_", "_<wbr>").replace("/", "/<wbr>")
+
+
 def status_cell(status: str) -> str:
     """A verdict word in its colour."""
     css = STATUS_CLASS.get(status, "")
@@ -82,7 +92,8 @@ def table(columns: Sequence[Column], rows: Iterable[Sequence[str]], raw: set[int
           row_classes: Sequence[str] | None = None) -> str:
     """A table of already formatted cells; cells whose index is in `raw` are trusted HTML (status cells)."""
     raw = raw or set()
-    head = "".join(f'<th class="num">{esc(c.title)}</th>' if c.numeric else f"<th>{esc(c.title)}</th>" for c in columns)
+    head = "".join(f'<th class="num">{_breakable(c.title)}</th>' if c.numeric else f"<th>{_breakable(c.title)}</th>"
+                   for c in columns)
     body = []
     for number, row in enumerate(rows):
         css = f' class="{row_classes[number]}"' if row_classes and row_classes[number] else ""
@@ -94,6 +105,20 @@ def table(columns: Sequence[Column], rows: Iterable[Sequence[str]], raw: set[int
     if not body:
         return '<p class="note">No rows.</p>'
     return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
+
+
+def cell(value, unit: str) -> str:
+    """A table cell under a heading that names the unit: the number alone (text and times as they are)."""
+    return "" if is_missing(value) else units.plain(value, unit) if unit in units.UNITS and isinstance(
+        value, numbers.Real) and not isinstance(value, bool) else number(value)
+
+
+def frame_table(frame: pd.DataFrame, spec: list[tuple[str, str]], total_column: str | None = None) -> str:
+    """A DataFrame as a table, each column's unit in its heading (units.py); rows whose `total_column` is '(all)' in bold."""
+    columns = [Column(units.heading(name, unit), unit not in ("",)) for name, unit in spec]
+    rows = [[cell(record[name], unit) for name, unit in spec] for record in frame.to_dict("records")]
+    classes = ["total" if total_column and record[total_column] == "(all)" else "" for record in frame.to_dict("records")]
+    return table(columns, rows, row_classes=classes)
 
 
 def figure(chart: Chart) -> str:

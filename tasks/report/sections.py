@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pandas as pd
 
+from tasks.report import units
 from tasks.report.charts import Chart
 from tasks.report.data import ReportData
 from tasks.report.fmt import is_missing, metric_unit, number
-from tasks.report.html import Column, esc, figure, status_cell, table
-from tasks.report.summary import overall_verdict, summary_sentences
+from tasks.report.html import Column, details, esc, figure, frame_table, status_cell, table
+from tasks.report.summary import overall_verdict, saturated, summary_sentences
 from tasks.warehouse.verdicts import verdict_word
 
 
@@ -39,7 +40,7 @@ def summary(data: ReportData) -> str:
 
 
 def requirements(data: ReportData) -> str:
-    """Each requirement in a sentence, then the requirement x iteration matrix."""
+    """Each requirement in a sentence, then the iteration x requirement matrix."""
     conclusions = data["conclusions"]
     sentences = conclusions[conclusions["topic"] == "requirement"]
     if sentences.empty:
@@ -48,22 +49,21 @@ def requirements(data: ReportData) -> str:
                               for s, t in zip(sentences["status"], sentences["sentence"])) + "</ul>"]
     verdicts = data["verdicts"]
     per_iteration = verdicts[verdicts["iteration"].notna()]
-    iterations = sorted(int(i) for i in per_iteration["iteration"].unique())
+    requirement_ids = sorted(per_iteration["requirement_id"].unique())
     loads = dict(zip(data["report_iterations"]["iteration"], data["report_iterations"]["load"]))
-    columns = [Column("requirement"), Column("rule")] + [Column(f"it {i} ({loads.get(i, '')})", True) for i in iterations]
+    # iterations down, requirements across: a 3 x 3 matrix has 9 iterations and few requirements
+    columns = [Column("iteration", True), Column("load")] + [Column(r, True) for r in requirement_ids]
+    by_cell = {(r["requirement_id"], int(r["iteration"])): r for r in per_iteration.to_dict("records")}
     rows = []
-    for requirement, group in per_iteration.groupby("requirement_id", sort=True):
-        first = group.iloc[0]
-        cells = [esc(requirement), esc(first["rule"])]
-        by_iteration = {int(r["iteration"]): r for r in group.to_dict("records")}
-        for i in iterations:
-            r = by_iteration.get(i)
+    for i in sorted({iteration for _, iteration in by_cell}):
+        cells = [str(i), esc(loads.get(i, ""))]
+        for requirement in requirement_ids:
+            r = by_cell.get((requirement, i))
             if r is None or is_missing(r["measured"]):
                 cells.append('<span class="skip">no data</span>')
                 continue
-            word = verdict_word(r["passed"])
-            cells.append(f"{esc(number(r['measured'], metric_unit(r['metric'])))}<br>"
-                         f"{status_cell(word)} <span class=muted>{esc(number(r['calls_per_s'], 'calls/s'))}</span>")
+            cells.append(f"{esc(number(r['measured'], metric_unit(r['metric'])))} {status_cell(verdict_word(r['passed']))}"
+                         f"<br><span class=muted>{esc(number(r['calls_per_s'], 'calls/s'))}</span>")
         rows.append(cells)
     parts.append(table(columns, rows, raw=set(range(len(columns)))))
     parts.append('<p class="note">mart verdicts: the measured value, the verdict and the throughput of each '
@@ -72,28 +72,59 @@ def requirements(data: ReportData) -> str:
 
 
 def capacity(data: ReportData, charts: dict[str, Chart]) -> str:
-    """The knee and the highest throughput per side, the scaling of every step, the chart against load."""
+    """The knee and the highest throughput per side (a side with several series: a row per series), each
+    side's caution once, the chart against load (one small panel per series), then the scaling of every step."""
     frame = data["capacity"]
     if frame.empty:
         return '<p class="note">No requests: no capacity to judge.</p>'
     conclusions = data["conclusions"]
-    sentences = conclusions[conclusions["topic"] == "capacity"]["sentence"]
-    parts = ["<ul>" + "".join(f"<li>{esc(s)}</li>" for s in sentences) + "</ul>"]
+    rows = conclusions[conclusions["topic"] == "capacity"]
+    cautions = rows["subject"].str.endswith(" caution")
+    several = frame.groupby("side")["series"].transform("size") > 1
+    single_sides = set(frame[~several]["side"])
+    lines = [f"<li>{esc(t)}</li>" for t, side in zip(rows[~cautions]["sentence"], rows[~cautions]["side"])
+             if side in single_sides]
+    lines += [f"<li>{status_cell('warn')} {esc(t)}</li>" for t in rows[cautions]["sentence"]]
+    parts = ["<ul>" + "".join(lines) + "</ul>"] if lines else []
+    if several.any():
+        parts.append(series_table(frame[several]))
     if "load" in charts:
         parts.append(figure(charts["load"]))
-    rows = []
+    steps = []
     for record in frame.to_dict("records"):
         for point in record["points"]:
             word = "" if is_missing(point["scales"]) else ("scales" if point["scales"] else "saturated")
-            rows.append([record["side"], str(point["iteration"]), point["series"] or "", number(point["load_level"]),
-                         number(point["calls_per_s"], "calls/s"), number(point["load_gain_pct"], "pct"),
-                         number(point["throughput_gain_pct"], "pct"), status_cell(word)])
+            steps.append([record["side"], str(point["iteration"]), point["series"] or "", number(point["load_level"]),
+                          units.plain(point["calls_per_s"], "calls/s"), units.plain(point["load_gain_pct"], "pct"),
+                          units.plain(point["throughput_gain_pct"], "pct"), status_cell(word)])
     columns = [Column("side"), Column("iteration", True), Column("series"), Column("load level", True),
-               Column("throughput", True), Column("load gain", True), Column("throughput gain", True), Column("step")]
-    parts.append(table(columns, rows, raw={7}))
+               Column("calls/s", True), Column("load gain (%)", True), Column("throughput gain (%)", True),
+               Column("step")]
+    table_html = table(columns, steps, raw={7})
+    parts.append(details(f"Every step ({len(steps)})", table_html) if several.any() else table_html)
     parts.append(f'<p class="note">mart capacity: a step scales when its throughput gain is at least '
                  f'{esc(number(frame["min_scaling"].iloc[0]))} x its load gain (manifest capacity.min_scaling).</p>')
     return "".join(parts)
+
+
+def _level_only(load: str, series: str) -> str:
+    """A load without the keys its series already says (`message_size=7 vus=4` in series `message_size=7`: `vus=4`)."""
+    said = set((series or "").split(" "))
+    return " ".join(item for item in load.split(" ") if item not in said)
+
+
+def series_table(frame: pd.DataFrame) -> str:
+    """One row per side and series, in the order of the series' values: verdict, knee, highest, why."""
+    columns = [Column("side"), Column("series"), Column("verdict"), Column("knee it", True), Column("knee load"),
+               Column("knee calls/s", True), Column("highest calls/s", True), Column("at it", True), Column("why")]
+    rows = []
+    for r in frame.to_dict("records"):
+        word = {True: "saturated", False: "scales", None: "not judged"}[saturated(r)]
+        rows.append([esc(r["side"]), esc(r["series"]), status_cell(word), esc(number(r["knee_iteration"], "count")),
+                     esc(_level_only(number(r["knee_load"]), r["series"])), esc(units.plain(r["knee_calls_per_s"], "calls/s")),
+                     esc(units.plain(r["max_calls_per_s"], "calls/s")), esc(number(r["max_iteration"], "count")),
+                     esc(r["reason"])])
+    return table(columns, rows, raw=set(range(len(columns))))
 
 
 def timeline(charts: dict[str, Chart]) -> str:
@@ -108,23 +139,24 @@ STATUS_COLUMNS = [("iteration", "count"), ("side", ""), ("host", ""), ("status_c
                   ("calls_per_s", "calls/s"), ("avg_ms", "ms"), ("p95_ms", "ms"), ("max_ms", "ms")]
 
 
-def frame_table(frame: pd.DataFrame, spec: list[tuple[str, str]], total_column: str | None = None) -> str:
-    """A DataFrame as a table with each column in its unit; rows whose `total_column` is '(all)' in bold."""
-    columns = [Column(name, unit not in ("",)) for name, unit in spec]
-    rows = [[number(record[name], unit) for name, unit in spec] for record in frame.to_dict("records")]
-    classes = ["total" if total_column and record[total_column] == "(all)" else "" for record in frame.to_dict("records")]
-    return table(columns, rows, row_classes=classes)
-
-
+OFFERED_COLUMNS = [("iteration", "count"), ("load", ""), ("side", ""), ("offered_per_s", "calls/s"),
+                   ("achieved_per_s", "calls/s"), ("achieved_share", "rate"), ("dropped", "count"),
+                   ("error_rate", "rate"), ("error_rate_with_dropped", "rate")]
 HOOK_COLUMNS = [("iteration", "count"), ("phase", ""), ("host", ""), ("exit_code", "count"), ("seconds", "s"),
                 ("command", ""), ("output_tail", "")]
 
 
 def iterations(data: ReportData) -> str:
-    """Requests per iteration, side and host (then all hosts), per HTTP status, and the stage hooks run."""
+    """Requests per iteration, side and host (then all hosts), the offered against the achieved load (an open
+    model), per HTTP status, and the stage hooks run."""
     hooks = data["iteration_hooks"]
+    offered = data.frames.get("report_offered", pd.DataFrame())
     return (frame_table(data["report_iteration_table"], ITERATION_COLUMNS, "host")
             + '<p class="note">marts iteration_stats (per host) and iteration_summary ((all), in bold).</p>'
+            + ("" if offered.empty else "<h3>Offered against achieved load</h3>" + frame_table(offered, OFFERED_COLUMNS)
+               + '<p class="note">mart iteration_summary: offered = the step\'s planned rate (or calls sent + dropped '
+                 'per second), achieved = calls made per second, achieved % = calls / (calls + dropped), dropped = '
+                 'calls the load tool could not start, counted as failed in error_rate_with_dropped.</p>')
             + "<h3>Per HTTP status</h3>" + frame_table(data["report_status_table"], STATUS_COLUMNS)
             + '<p class="note">mart iteration_status_stats.</p>'
             + ("" if hooks.empty else "<h3>Stage hooks</h3>" + frame_table(hooks, HOOK_COLUMNS)

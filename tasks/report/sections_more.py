@@ -9,8 +9,7 @@ import pandas as pd
 from tasks.report.charts import Chart
 from tasks.report.data import ReportData
 from tasks.report.fmt import is_missing, metric_unit, number, plain
-from tasks.report.html import Column, details, esc, figure, status_cell, table
-from tasks.report.sections import frame_table
+from tasks.report.html import Column, details, esc, figure, frame_table, status_cell, table
 from tasks.report.summary import comparison_sentence
 from tasks.settings import VALIDATION_PAGE
 
@@ -59,22 +58,23 @@ def baseline(data: ReportData) -> str:
 
 HOST_COLUMNS = [("host", ""), ("role", ""), ("iteration", "count"), ("samples", "count"), ("cpu_user_avg", "%"),
                 ("cpu_system_avg", "%"), ("cpu_idle_avg", "%"), ("cpu_idle_min", "%"), ("cpu_wait_avg", "%"),
-                ("run_queue_max", ""), ("mem_free_min_kb", "kb"), ("context_switches_per_s", "")]
+                ("run_queue_max", ""), ("blocks_in_per_s", "/s"), ("blocks_out_per_s", "/s"), ("mem_free_min_kb", "kb"),
+                ("context_switches_per_s", "/s")]
 JVM_COLUMNS = [("host", ""), ("source_path", ""), ("iteration", "count"), ("samples", "count"),
                ("young_gc_count", "count"), ("full_gc_count", "count"), ("gc_time_s", "s"), ("gc_overhead_pct", "%"),
                ("old_used_start_kb", "kb"), ("old_used_end_kb", "kb"), ("old_used_max_kb", "kb"),
                ("old_capacity_kb", "kb"), ("metaspace_used_max_kb", "kb")]
 CONTAINER_COLUMNS = [("host", ""), ("container", ""), ("iteration", "count"), ("samples", "count"),
                      ("cpu_pct_avg", "%"), ("cpu_pct_max", "%"), ("mem_used_max_bytes", "bytes"),
-                     ("mem_limit_bytes", "bytes"), ("mem_trend_bytes_per_h", "bytes"), ("net_in_bytes", "bytes"),
+                     ("mem_limit_bytes", "bytes"), ("mem_trend_bytes_per_h", "bytes/h"), ("net_in_bytes", "bytes"),
                      ("net_out_bytes", "bytes"), ("pids_max", "")]
 
 NETWORK_COLUMNS = [("host", ""), ("interface", ""), ("iteration", "count"), ("samples", "count"), ("rx_gbps", ""),
-                   ("tx_gbps", ""), ("rx_gbps_max", ""), ("tx_gbps_max", ""), ("rx_packets_per_s", ""),
-                   ("tx_packets_per_s", "")]
+                   ("tx_gbps", ""), ("rx_gbps_max", ""), ("tx_gbps_max", ""), ("rx_packets_per_s", "/s"),
+                   ("tx_packets_per_s", "/s")]
 DISK_COLUMNS = [("host", ""), ("disk", ""), ("iteration", "count"), ("samples", "count"), ("util_pct_avg", "%"),
-                ("util_pct_max", "%"), ("await_ms_avg", "ms"), ("transfers_per_s", ""), ("read_bytes_per_s", "bytes"),
-                ("write_bytes_per_s", "bytes")]
+                ("util_pct_max", "%"), ("await_ms_avg", "ms"), ("transfers_per_s", "/s"),
+                ("read_bytes_per_s", "bytes/s"), ("write_bytes_per_s", "bytes/s")]
 PROCESS_COLUMNS = [("host", ""), ("command", ""), ("pid", ""), ("iteration", "count"), ("samples", "count"),
                    ("cpu_pct_avg", "%"), ("cpu_pct_max", "%"), ("cpu_share_pct_avg", "%"), ("threads_first", ""),
                    ("threads_last", ""), ("threads_max", ""), ("rss_max_kb", "kb")]
@@ -88,7 +88,8 @@ def hosts(data: ReportData, charts: dict[str, Chart]) -> str:
     """CPU per host, heap and GC per JVM, containers, network, disks and processes: charts, then tables."""
     parts = []
     for key, mart, spec, note in (
-        ("cpu", "host_iteration_stats", HOST_COLUMNS, "mart host_iteration_stats (vmstat)"),
+        ("cpu", "host_iteration_stats", HOST_COLUMNS, "mart host_iteration_stats (vmstat; blocks_in/out: "
+                                                            "blocks read from and written to disks per second)"),
         ("jvm", "jvm_iteration_stats", JVM_COLUMNS, "mart jvm_iteration_stats (jstat)"),
         ("containers", "container_stats", CONTAINER_COLUMNS, "mart container_stats (docker stats; iteration empty: "
                                                               "the whole run; memory trend per hour)"),

@@ -7,12 +7,19 @@ import pandas as pd
 
 from tasks.report.charts import Chart, _encode, _figure, _legend, _naive_utc, _time_axis
 from tasks.report.data import ReportData
+from tasks.report.drift_words import DRIFT_COLUMNS, drift_cells, trend_word
 from tasks.report.fmt import number
-from tasks.report.html import Column, esc, figure, status_cell, table
+from tasks.report.html import Column, esc, figure, frame_table, status_cell, table
 
 METRICS = [("avg_ms", "average (ms)"), ("p95_ms", "p95 (ms)"), ("calls_per_s", "throughput (calls/s)"),
            ("error_rate", "error rate"), ("old_gen_after_gc_kb", "old gen after GC (KB)")]
-UNIT = {"error_rate": "pp/h", "old_gen_after_gc_kb": "% of capacity/h"}  # else % of the soak's mean per hour
+SUMMARY_COLUMNS = [("side", ""), ("windows", "count"), ("calls", "count"), ("errors", "count"), ("error_rate", "rate"),
+                   ("calls_per_s", "calls/s"), ("avg_ms", "ms"), ("p95_ms", "ms"), ("max_ms", "ms"), ("threads", "count"),
+                   ("message_size", "count"), ("load", "")]
+HOST_COLUMNS = [("host", ""), ("role", ""), ("samples", "count"), ("cpu_busy_avg_pct", "%"), ("cpu_busy_max_pct", "%"),
+                ("mem_free_min_kb", "kb"), ("blocks_in_per_s", "/s"), ("blocks_out_per_s", "/s"),
+                ("disk_util_max_pct", "%"), ("disk_read_bytes_per_s", "bytes/s"), ("disk_write_bytes_per_s", "bytes/s"),
+                ("net_rx_bytes_per_s", "bytes/s"), ("net_tx_bytes_per_s", "bytes/s")]
 
 
 def is_soak(data: ReportData) -> bool:
@@ -33,26 +40,23 @@ def target_sentence(data: ReportData) -> str | None:
 
 
 def drift_sentence(data: ReportData) -> str | None:
-    """One sentence of the soak's verdicts: how many of each, and every drifting trend by name."""
+    """One sentence of the soak's verdicts: how many of each, and every drifting trend by name, whether it
+    worsens or improves, in a period it reads in (`+5.5 %/s`, not `+1.97e+04 %/h`)."""
     drift = data.frames.get("soak_drift", pd.DataFrame())
     if drift.empty:
         return None
     counts = drift["verdict"].value_counts()
     said = ", ".join(f"{counts[word]} {word}" for word in ("drifting", "stable", "inconclusive", "too short to judge")
                      if word in counts)
-    drifting = [f"{r.metric} of {r.side} {r.host} {r.slope_pct_per_h:+.3g} {UNIT.get(r.metric, '%/h')}"
-                for r in drift[drift["verdict"] == "drifting"].itertuples()]
+    drifting = [f"{r['metric']} of {r['side']} {r['host']} {trend_word(r['metric'], r['slope_pct_per_h'])} "
+                f"{drift_cells(r)[4]}" for r in drift[drift["verdict"] == "drifting"].to_dict("records")]
     return f"Soak drift over {int(drift['windows'].max())} windows: {said}" + (
         f"; drifting: {'; '.join(drifting)}." if drifting else ".")
 
 
 def drift_rows(data: ReportData) -> list[list[str]]:
-    """The verdicts as formatted cells: metric, scope, windows, slope, 95 % interval, R^2, tolerance, verdict."""
-    return [[r["metric"], f"{r['side']} {r['host']}", number(r["windows"], "count"),
-             f"{r['slope_pct_per_h']:+.4g}" if pd.notna(r["slope_pct_per_h"]) else "",
-             f"{r['ci_low_pct_per_h']:+.4g} to {r['ci_high_pct_per_h']:+.4g}" if pd.notna(r["ci_low_pct_per_h"]) else "",
-             number(r["r2"]), f"±{r['max_pct_per_h']:g} {UNIT.get(r['metric'], '%/h')}", r["verdict"]]
-            for r in data["soak_drift"].to_dict("records")]
+    """The verdicts as formatted cells (DRIFT_COLUMNS)."""
+    return [drift_cells(r) for r in data["soak_drift"].to_dict("records")]
 
 
 def soak_chart(data: ReportData) -> Chart | None:
@@ -90,8 +94,14 @@ def sentences(data: ReportData) -> list[str]:
 
 
 def section(data: ReportData) -> str:
-    """Where the load came from, the verdicts and the trend charts."""
+    """The soak in one row per side, its resources per host, where the load came from, the verdicts and the
+    trend charts."""
     parts = []
+    summary = data.frames.get("report_soak_summary", pd.DataFrame())
+    if not summary.empty:
+        parts.append(frame_table(summary, SUMMARY_COLUMNS)
+                     + '<p class="note">report query report_soak_summary: every window after its warm-up; threads: '
+                       "the load's vus, threads or max_vus.</p>")
     said = sentences(data)
     if said:
         parts.append("<ul>" + "".join(f"<li>{esc(s)}</li>" for s in said) + "</ul>")
@@ -99,11 +109,18 @@ def section(data: ReportData) -> str:
     if chart:
         parts.append(figure(chart))
     if not data["soak_drift"].empty:
-        columns = [Column("metric"), Column("scope"), Column("windows", True), Column("slope per h", True),
-                   Column("95 % interval", True), Column("R²", True), Column("tolerance", True), Column("verdict")]
+        columns = [Column(name, name in ("windows", "slope", "95 % interval", "R²", "tolerance")) for name in DRIFT_COLUMNS]
         rows = drift_rows(data)
-        parts.append(table(columns, [row[:-1] + [status_cell(row[-1])] for row in rows], raw={7}))
-    parts.append('<p class="note">mart soak_drift: OLS over the windows; slopes in % of the soak\'s mean per hour '
-                 '(error rate: percentage points, old generation: % of its capacity). "stable" when the whole '
-                 '95 % interval is within the tolerance, "drifting" when it is entirely outside.</p>')
+        parts.append(table(columns, [row[:-1] + [status_cell(row[-1])] for row in rows], raw={len(DRIFT_COLUMNS) - 1}))
+    parts.append('<p class="note">mart soak_drift: OLS over the windows; slopes in % of the soak\'s mean (error rate: '
+                 'percentage points, old generation: % of its capacity) per hour, minute or second, whichever reads '
+                 'without thousands; a rise in latency, errors or old generation is worsening, a rise in throughput '
+                 'improving. "stable" when the whole 95 % interval is within the tolerance, "drifting" when it is '
+                 'entirely outside.</p>')
+    hosts = data.frames.get("report_soak_hosts", pd.DataFrame())
+    if not hosts.empty:
+        parts.append("<h3>Resources per host over the soak</h3>" + frame_table(hosts, HOST_COLUMNS)
+                     + '<p class="note">report query report_soak_hosts: CPU busy = user + system, memory and blocks '
+                       "from vmstat; disks (the busiest one's utilisation, bytes over all) from sar -d or procfs; "
+                       "network (bytes over all interfaces, loopback included) from sar -n DEV or procfs.</p>")
     return "".join(parts)

@@ -82,19 +82,64 @@ def data_sentences(data: ReportData) -> list[str]:
     return sentences
 
 
+def saturated(row: dict) -> bool | None:
+    """A capacity row's `saturated` as True, False or None (no step could be judged)."""
+    return None if is_missing(row["saturated"]) else bool(row["saturated"])
+
+
+def _series_line(side: str, group: pd.DataFrame) -> str:
+    """One line for a side with several series: which saturated and where, which did not, the highest."""
+    knees = [f"iteration {int(r['knee_iteration'])} for {r['series']} ({number(r['knee_calls_per_s'], 'calls/s')})"
+             for r in group.to_dict("records") if saturated(r) is True and not is_missing(r["knee_iteration"])]
+    scaling = [r["series"] for r in group.to_dict("records") if saturated(r) is False]
+    unjudged = len(group) - len(knees) - len(scaling)
+    top = group.loc[group["max_calls_per_s"].idxmax()] if group["max_calls_per_s"].notna().any() else None
+    said = [f"{_n(len(knees), 'series saturated', 'series saturated')}"
+            + (f", the knee at {'; '.join(knees)}" if knees else "")]
+    if scaling:
+        said.append(f"no knee within the tested load for {', '.join(scaling)}")
+    if unjudged:
+        said.append(f"{unjudged} not judged")
+    if top is not None:
+        said.append(f"the highest throughput {number(top['max_calls_per_s'], 'calls/s')} at iteration "
+                    f"{int(top['max_iteration'])} ({top['series']})")
+    return f"Capacity, {side} side, {len(group)} series: " + "; ".join(said) + "."
+
+
+def capacity_sentences(data: ReportData) -> list[str]:
+    """Capacity in a few lines: a side with one series in its conclusions sentence, a side with several in one
+    line (the series are the report's capacity table), then each side's caution once."""
+    rows = data["conclusions"]
+    rows = rows[rows["topic"] == "capacity"]
+    capacity = data["capacity"]
+    cautions = rows["subject"].str.endswith(" caution")
+    said = []
+    for side, group in capacity.groupby("side", sort=True) if not capacity.empty else ():
+        if len(group) > 1:
+            said.append(_series_line(side, group))
+        else:
+            said += list(rows[~cautions & (rows["side"] == side)]["sentence"])
+    return said + list(rows[cautions]["sentence"])
+
+
 def summary_sentences(data: ReportData) -> list[str]:
     """The short written summary: verdict, broken requirements, capacity, client/server gap, health, baseline."""
     rows = data["conclusions"]
     if rows.empty:
         return ["The warehouse has no conclusions for this run: re-ingest it to build them."]
     picked = rows[
-        (rows["topic"].isin(["requirements", "capacity", "client_server"]))
+        (rows["topic"] == "requirements")
         | ((rows["topic"] == "requirement") & (rows["status"] == "broken"))
-        | ((rows["topic"] == "health") & (rows["subject"] == "(all)"))
     ]
-    sentences = data_sentences(data) + list(picked.sort_values(["sort_order", "subject"])["sentence"])
+    later = rows[(rows["topic"] == "client_server") | ((rows["topic"] == "health") & (rows["subject"] == "(all)"))]
+    sentences = (data_sentences(data) + list(picked["sentence"]) + capacity_sentences(data)
+                 + list(later["sentence"]))
     failures = rows[(rows["topic"] == "health") & (rows["status"] == "fail") & (rows["subject"] != "(all)")]
+    if rows["subject"].str.endswith(" caution").any():  # the capacity caution said these once already
+        failures = failures[~failures["subject"].str.contains("/loadgen_cpu/", regex=False)]
     sentences += list(failures["sentence"].head(3))
+    if len(failures) > 3:
+        sentences.append(f"{len(failures) - 3} more failed health checks: see Health findings.")
     sentences += soak.sentences(data)
     compared = comparison_sentence(data)
     if compared:
@@ -175,9 +220,7 @@ def summary_markdown(data: ReportData, report_uri: str | None = None) -> str:
               f"iteration {int(r['holds_up_to_iteration'])}, {number(r['holds_up_to_calls_per_s'], 'calls/s')}"]
              for r in whole.to_dict("records")])]
     if not data.frames.get("soak_drift", pd.DataFrame()).empty:
-        lines += ["", "## Soak drift", "", markdown_table(
-            ["metric", "scope", "windows", "slope per h", "95 % interval", "R²", "tolerance", "verdict"],
-            soak.drift_rows(data))]
+        lines += ["", "## Soak drift", "", markdown_table(soak.DRIFT_COLUMNS, soak.drift_rows(data))]
     if data.requirement_changes:
         lines += ["", f"## Against the baseline `{data.baseline}`", "", changes_markdown(data)]
     if report_uri:

@@ -198,3 +198,88 @@ def test_show_and_the_report_give_the_verdicts_and_the_trends(soak):
     assert 'id="fig-soak"' in html and f"The load came from run {soak['peak_run_id']}" in html
     summary = (report / "summary.md").read_text()
     assert "## Soak drift" in summary and "| avg_ms | server app2 |" in summary
+
+
+def _k6_durations(soak) -> pd.DataFrame:
+    """Every http_req_duration point of the soak's k6 files: when the call started (UTC) and its ms."""
+    rows = []
+    for source in (s for s in soak["manifest"]["sources"] if s["kind"] == "k6_json"):
+        with gzip.open(soak["bundle"] / source["path"], "rt") as lines:
+            for point in map(json.loads, lines):
+                if point.get("type") == "Point" and point.get("metric") == "http_req_duration":
+                    rows.append((pd.Timestamp(point["data"]["time"]), point["data"]["value"]))
+    frame = pd.DataFrame(rows, columns=["at", "ms"])
+    frame["started"] = frame["at"] - pd.to_timedelta(frame["ms"], unit="ms")
+    return frame
+
+
+def _report_query(soak, name: str) -> pd.DataFrame:
+    from tasks.warehouse.connection import open_warehouse
+    from tasks.warehouse.models import model_sql
+
+    with open_warehouse(soak["warehouse"]) as con:
+        return con.execute(model_sql(f"reports/{name}"), {"run_id": soak["run_id"]}).df()
+
+
+def test_the_soak_in_one_row_per_side_and_its_resources_per_host(soak):
+    """The client's row from the raw k6 points (µs times: no second-resolution boundary to argue about), app1's
+    CPU from its raw vmstat -t lines; sar makes network figures exist (the calls travel over loopback)."""
+    windows = _windows(soak)
+    start, end = windows[0][0], windows[-1][1]
+    seconds = sum((e - s).total_seconds() for s, e in windows)
+    durations = _k6_durations(soak)
+    kept = durations[(durations["started"] >= start) & (durations["started"] < end)]["ms"]
+    summary = _report_query(soak, "report_soak_summary").set_index("side")
+    client = summary.loc["client"]
+    assert client["windows"] == len(windows)
+    assert client["calls"] == len(kept)
+    assert client["avg_ms"] == pytest.approx(kept.mean())
+    assert client["p95_ms"] == pytest.approx(np.percentile(kept, 95))
+    assert client["calls_per_s"] == pytest.approx(len(kept) / seconds, rel=1e-6)
+    assert client["message_size"] == 1024 and "rate_per_s=" in client["load"]
+    (vmstat,) = [s for s in soak["manifest"]["sources"] if s["kind"] == "vmstat" and s["host"] == "app1"]
+    busy = []
+    for line in (soak["bundle"] / vmstat["path"]).read_text().splitlines()[1:]:
+        tokens = line.split()
+        if tokens and tokens[0].isdigit():
+            at = pd.Timestamp(" ".join(tokens[-2:]), tz="UTC")
+            if start <= at < end:
+                busy.append(int(tokens[12]) + int(tokens[13]))
+    hosts = _report_query(soak, "report_soak_hosts").set_index("host")
+    assert hosts.loc["app1", "samples"] == len(busy)
+    assert hosts.loc["app1", "cpu_busy_avg_pct"] == pytest.approx(np.mean(busy))
+    assert hosts.loc["app1", "cpu_busy_max_pct"] == max(busy)
+    assert {s["host"] for s in soak["manifest"]["sources"] if s["kind"] == "sar"} == {"app1", "loadgen"}
+    assert hosts.loc["app1", "net_rx_bytes_per_s"] > 0 and hosts.loc["loadgen", "net_tx_bytes_per_s"] > 0
+    html = (soak["bundle"] / "report" / "report.html").read_text()
+    assert "Resources per host over the soak" in html and "net_<wbr>rx (MiB/<wbr>s)" in html
+
+
+def test_a_drifting_trend_says_worsening_or_improving_in_readable_units(soak):
+    """Every trend's word follows the sign of its slope and what the metric is (a fall in latency improves, a
+    fall in throughput worsens), and its figures read without exponents; which trends drift depends on how
+    busy the machine is, so the words are checked on every row, the sentence on those that drift."""
+    drift = _query(soak, "select * from soak_drift where run_id = $run_id").set_index(["metric", "side", "host"])
+    summary = (soak["bundle"] / "report" / "summary.md").read_text().split("## Soak drift")[1]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in summary.splitlines()
+            if line.startswith("| ") and not line.startswith(("| metric", "| ---"))]
+    assert len(rows) == len(drift)
+    for metric, scope, _, trend, slope, interval, _, tolerance, verdict in rows:
+        side, host = scope.split(" ")
+        value = drift.loc[(metric, side, host), "slope_pct_per_h"]
+        assert verdict == drift.loc[(metric, side, host), "verdict"]
+        if pd.isna(value):  # too few windows with a value: no trend, no slope
+            assert (trend, slope, verdict) == ("", "", "too short to judge")
+            continue
+        worse = (value > 0) == (metric != "calls_per_s")
+        assert trend == ("flat" if value == 0 else "worsening" if worse else "improving"), (metric, scope, value)
+        assert "e+" not in slope + interval + tolerance and "e-" not in slope + interval + tolerance
+        number, unit = slope.split(" ", 1)
+        divisor = {"/h": 1, "/min": 60, "/s": 3600}[unit[unit.rindex("/"):]]
+        assert float(number.replace(",", "")) == pytest.approx(value / divisor, abs=0.05 if abs(value / divisor) >= 1 else 0.005)
+        assert abs(value / divisor) <= 100 or divisor == 3600  # the longest period it reads in
+    html = (soak["bundle"] / "report" / "report.html").read_text()
+    sentence = html.split("Soak drift over")[1].split("</li>")[0]
+    for (metric, side, host), row in drift[drift["verdict"] == "drifting"].iterrows():
+        worse = (row["slope_pct_per_h"] > 0) == (metric != "calls_per_s")
+        assert f"{metric} of {side} {host} {'worsening' if worse else 'improving'} " in sentence

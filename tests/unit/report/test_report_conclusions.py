@@ -76,14 +76,16 @@ def test_client_server_gap_per_iteration(report_warehouse):
     assert "a gap of 5.0 ms" in sentence
 
 
-def test_capacity_says_when_the_load_generator_ran_out_of_cpu(tmp_path):
-    its = windows("sat-1", 2)
-    server = requests_of(its[0], [20.0] * 100) + requests_of(its[1], [20.0] * 200)
+def test_capacity_says_once_per_side_when_the_load_generator_ran_out_of_cpu(tmp_path):
+    """The caution is one row per side naming the iterations as ranges, not a tail on every series' sentence."""
+    its = windows("sat-1", 4)
+    server = [call for window, calls in zip(its, (100, 200, 300, 400)) for call in requests_of(window, [20.0] * calls)]
     vmstat = ["procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu----- -----timestamp-----",
               " r  b   swpd   free   buff  cache   si   so    bi    bo   in   cs us sy id wa st                 UTC"]
-    for k in range(16):  # every 2 s from 4 s before iteration 1; idle 2 % inside iteration 2, else 50 %
+    busy = (its[1][0], its[2][1])  # iterations 2 and 3 (and the pause between them)
+    for k in range(32):  # every 2 s from 4 s before iteration 1; idle 2 % inside iterations 2 and 3, else 50 %
         at = its[0][0] - timedelta(seconds=4) + timedelta(seconds=2 * k)
-        idle = 2 if its[1][0] <= at < its[1][1] else 50
+        idle = 2 if busy[0] <= at < busy[1] else 50
         vmstat.append(f" 1  0      0 900000  1000 20000    0    0     0     0  500  900 {95 - idle:2d}  5 {idle:2d}  0  0 "
                       f"{at:%Y-%m-%d %H:%M:%S}")
     iterations = [{"index": i + 1, "start": s.isoformat(), "end": e.isoformat(), "load": {"vus": 10 * (i + 1)}}
@@ -93,6 +95,8 @@ def test_capacity_says_when_the_load_generator_ran_out_of_cpu(tmp_path):
                          {"kind": "vmstat", "host": "lg", "path": "lg/vmstat.log", "role": "loadgen"}],
                         iterations, run_id="lg-busy")
     ingest_bundle(root, tmp_path / "w.duckdb", progress=lambda message: None)
-    row = sentences(tmp_path / "w.duckdb", "lg-busy")[("capacity", "server")]
-    assert row["sentence"].endswith("Caution: the load generator ran out of CPU in iteration 2, so these figures "
-                                    "may measure it rather than the service.")
+    rows = sentences(tmp_path / "w.duckdb", "lg-busy")
+    assert "Caution" not in rows[("capacity", "server")]["sentence"]
+    assert rows[("capacity", "server caution")]["sentence"] == (
+        "Caution, server side: the load generator ran out of CPU in iterations 2-3, so the capacity figures of "
+        "those iterations may measure it rather than the service.")
