@@ -9,7 +9,8 @@
 -- vus=10 and min_calls_per_s 5", "every iteration"), or why it was not judged ("not iteration 3",
 -- "load is not vus=10", "no data", "under min_calls_per_s 5").
 -- Two thresholds: `threshold` is the spec (`passed`, `margin_pct`), `expect` the current expectation, judged
--- with the same op on the same judged iterations (`expect_passed`, `expect_margin_pct`; null without one).
+-- with the same op on the same judged iterations (`expect_passed`, `expect_margin_pct`, `expect_rule` worded as
+-- `rule`; null without one).
 -- `slow_calls` counts the scope's requests at or over `slow_call_ms` (int_requirement_stats).
 -- materialized: incremental
 -- unique_key: run_id
@@ -35,6 +36,7 @@ rules as (
         scope,
         unit,
         requirement_rule(side, metric, op, threshold, unit, scope) as rule,
+        requirement_rule(side, metric, op, expect, unit, scope) as expect_rule,
         coalesce(nullif(concat_ws(
             ' and ', 'at iteration ' || at_iteration, 'at load ' || load_text(at_load),
             'min_calls_per_s ' || format('{:g}', min_calls_per_s)
@@ -229,6 +231,7 @@ final as (
         unioned.* exclude (not_judged_because),
         rules.scope,
         rules.rule,
+        rules.expect_rule,
         rules.unit,
         coalesce(unioned.not_judged_because, rules.judged_by) as judged_by
     from unioned

@@ -65,7 +65,9 @@ class MetricChange:
 class RequirementChange:
     """A row of the table users publish: test, unit, requirement, expectation, before, after, change, verdict.
 
-    `before` and `after` are in `unit` (an error rate in %, not the warehouse's fraction)."""
+    `before` and `after` are in `unit` (an error rate in %, not the warehouse's fraction). `expectation` is the
+    requirement's current expectation and whether the run met it ("< 200 ms: MISSED"), else the comparison's
+    own ("no higher than before beyond noise"); `verdict` judges the spec, then the change against before."""
 
     test: str
     unit: str
@@ -80,6 +82,7 @@ class RequirementChange:
     side: str
     metric: str
     p_value: float | None
+    expect_met: bool | None = None  # None: no expectation, or not judged
 
 
 def bootstrap_quantile(values: np.ndarray, q: float, draws: int, rng: np.random.Generator) -> np.ndarray:
@@ -235,13 +238,29 @@ def requirement_changes(
             f"{row['load']}; before: {row['load_a']}")
         result.append(RequirementChange(
             test=f"{row['requirement_id']} @ iteration {row['iteration']} ({load})",
-            unit=UNITS.get(row["metric"], "ms"),
+            unit=_unit(row),
             requirement=row["rule"],
-            expectation=("no lower than before" if higher else "no higher than before") + " beyond noise",
+            expectation=_expectation(row, higher, scale),
             before=None if row["before"] is None else row["before"] * scale,
             after=None if row["after"] is None else row["after"] * scale,
             change_pct=row["change_pct"], verdict=verdict,
             requirement_id=row["requirement_id"], iteration=row["iteration"], side=row["side"],
             metric=row["metric"], p_value=change.p_value if change else None,
+            expect_met=row["expect_passed"],
         ))
     return result
+
+
+def _expectation(row: dict, higher: bool, scale: float) -> str:
+    """The requirement's current expectation and whether it was met, else the comparison's own."""
+    if row["expect"] is None:
+        return ("no lower than before" if higher else "no higher than before") + " beyond noise"
+    met = {True: ": met", False: ": MISSED", None: ""}[row["expect_passed"]]
+    return " ".join(filter(None, [row["op"], f"{row['expect'] * scale:g}", _unit(row)])) + met
+
+
+def _unit(row: dict) -> str:
+    """A requirement's unit: a request metric's, or a k6 metric's own (`cm_handles.rate`: its `unit`, or none)."""
+    if "." in row["metric"]:
+        return row["unit"] or ""
+    return UNITS.get(row["metric"], "ms")

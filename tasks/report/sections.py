@@ -62,12 +62,17 @@ def requirements(data: ReportData) -> str:
                 cells.append('<span class="skip">no data</span>')
                 continue
             word = verdict_word(r["passed"])
+            expected = "" if is_missing(r["expect"]) else (  # the current expectation, judged beside the spec
+                f"<br><span class=muted>expect {esc(r['op'])} {r['expect']:g}:</span> "
+                + status_cell("not judged" if is_missing(r["expect_passed"]) else "met" if r["expect_passed"] else "missed"))
             cells.append(f"{esc(number(r['measured'], metric_unit(r['metric'])))}<br>"
-                         f"{status_cell(word)} <span class=muted>{esc(number(r['calls_per_s'], 'calls/s'))}</span>")
+                         f"{status_cell(word)} <span class=muted>{esc(number(r['calls_per_s'], 'calls/s'))}</span>"
+                         + expected)
         rows.append(cells)
     parts.append(table(columns, rows, raw=set(range(len(columns)))))
     parts.append('<p class="note">mart verdicts: the measured value, the verdict and the throughput of each '
-                 'iteration; an iteration under the requirement\'s min_calls_per_s is not judged.</p>')
+                 'iteration, and whether it met the current expectation (expect) where the requirement has one; an '
+                 'iteration under the requirement\'s min_calls_per_s is not judged.</p>')
     return "".join(parts)
 
 
