@@ -110,7 +110,7 @@ ITERATION_COLUMNS = [("iteration", "count"), ("side", ""), ("host", ""), ("calls
                      ("error_rate", "rate"), ("calls_per_s", "calls/s"), ("avg_ms", "ms"), ("p50_ms", "ms"),
                      ("p90_ms", "ms"), ("p95_ms", "ms"), ("p99_ms", "ms"), ("max_ms", "ms")]
 STATUS_COLUMNS = [("iteration", "count"), ("side", ""), ("host", ""), ("status_code", ""), ("calls", "count"),
-                  ("calls_per_s", "calls/s"), ("avg_ms", "ms"), ("p95_ms", "ms"), ("max_ms", "ms")]
+                  ("calls_per_s", "calls/s"), ("slow_calls", "count"), ("avg_ms", "ms"), ("p95_ms", "ms"), ("max_ms", "ms")]
 
 
 def frame_table(frame: pd.DataFrame, spec: list[tuple[str, str]], total_column: str | None = None) -> str:
@@ -131,10 +131,17 @@ def iterations(data: ReportData) -> str:
     return (frame_table(data["report_iteration_table"], ITERATION_COLUMNS, "host")
             + '<p class="note">marts iteration_stats (per host) and iteration_summary ((all), in bold).</p>'
             + "<h3>Per HTTP status</h3>" + frame_table(data["report_status_table"], STATUS_COLUMNS)
-            + '<p class="note">mart iteration_status_stats.</p>'
+            + '<p class="note">mart iteration_status_stats' + _slow_note(data["report_status_table"]) + '.</p>'
             + ("" if hooks.empty else "<h3>Stage hooks</h3>" + frame_table(hooks, HOOK_COLUMNS)
                + '<p class="note">view iteration_hooks: the campaign\'s before_step / after_step commands per '
                  'iteration (exit code empty: it could not run); their whole output is in the bundle.</p>'))
+
+
+def _slow_note(frame: pd.DataFrame) -> str:
+    """What slow_calls counted: the calls at or over the run's slow_call_ms."""
+    if frame.empty:
+        return ""
+    return f"; slow_calls: calls at or over {number(frame['slow_call_ms'].iloc[0], 'ms')} (thresholds.slow_call_ms)"
 
 
 GAP_COLUMNS = [("iteration", "count"), ("client_calls_per_s", "calls/s"), ("server_calls_per_s", "calls/s"),
