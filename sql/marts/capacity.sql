@@ -15,7 +15,7 @@
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, side, series
--- upstream: runs, iterations, iteration_summary, load_text
+-- upstream: runs, iterations, iteration_summary, load_text, series_order
 with options as (
     select
         manifest -> 'capacity' ->> 'load_key' as load_key,
@@ -177,4 +177,4 @@ final as (
     left join highest using (side, series)
 )
 
-select * from final order by side, series
+select * from final order by side, series_order(series), series

@@ -7,7 +7,7 @@
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, topic, subject
--- upstream: verdicts, capacity, client_server_gap, health_findings, requirement_figure
+-- upstream: verdicts, capacity, client_server_gap, health_findings, requirement_figure, series_order
 with verdicts as (
     select * from verdicts where run_id = $run_id
 ),
@@ -287,4 +287,5 @@ final as (
     from unioned
 )
 
-select * from final order by sort_order, subject
+-- a matrix's capacity rows by side, then by their series' values (message_size 7, 1024, 102400; series_order)
+select * from final order by sort_order, case when topic = 'capacity' then side end, series_order(subject), subject

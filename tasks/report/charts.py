@@ -128,7 +128,7 @@ def load_chart(data: ReportData) -> Chart | None:
     labels = data["report_label_stats"]
     per_label = points["series"].nunique() == 1 and labels.groupby("side")["label"].nunique().max() > 1
     fig, (tput, rt) = _figure(2)
-    for (side, series), group in points.groupby(["side", "series"], sort=True):
+    for (side, series), group in points.groupby(["side", "series"], sort=False):  # capacity's order: by value
         name = f"{side} {series}".strip()
         line = tput.plot(group["load_level"], group["calls_per_s"], SIDE_STYLE.get(side, "-"), marker="o", label=name)[0]
         if not per_label:

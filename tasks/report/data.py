@@ -17,9 +17,9 @@ HISTORY_RUNS = 60  # runs the History section shows
 # Marts the report prints as they are (identifiers from this fixed list only), with their sort order.
 MART_ORDER = {
     "verdicts": "requirement_id, iteration nulls last",
-    "capacity": "side, series",
+    "capacity": "side, series_order(series), series",  # sizes 7, 1024, 102400: by value, not as text
     "client_server_gap": "iteration",
-    "conclusions": "sort_order, subject",
+    "conclusions": "sort_order, case when topic = 'capacity' then side end, series_order(subject), subject",
     "host_iteration_stats": "host, iteration",
     "jvm_iteration_stats": "host, source_path, iteration",
     "container_stats": "host, container, iteration nulls first",

@@ -96,3 +96,21 @@ def test_nodes_times_threads_and_one_series_per_message_size(tmp_path):
     assert (small["saturated"], small["knee_iteration"], small["max_iteration"]) == (False, None, 2)
     assert (large["saturated"], large["knee_iteration"], large["max_iteration"]) == (True, 3, 4)
     assert large["max_calls_per_s"] == pytest.approx(5.5)
+
+
+def test_the_tools_vu_pool_is_no_series_and_sizes_sort_by_value(tmp_path):
+    from tasks.report.data import MART_ORDER
+
+    # three message sizes at rate 10 then 20 calls/s; max_vus follows the rate (k6's pool, not a load dimension)
+    sizes = [1024, 102400, 7]
+    loads = [{"rate_per_s": rate, "max_vus": rate, "message_size": size} for size in sizes for rate in (10, 20)]
+    warehouse = _ramp(tmp_path, loads, [rate * 10 for _ in sizes for rate in (10, 20)], "vu-pool")
+    series = [r["series"] for r in records(
+        warehouse, f"select series from capacity where run_id = 'vu-pool' and side = 'server' "
+                   f"order by {MART_ORDER['capacity']}")]
+    assert series == [f"message_size={size}" for size in sorted(sizes)]  # 7, 1024, 102400: not as text
+    assert all(len(capacity(warehouse, "vu-pool", series=name)["points"]) == 2 for name in series)
+    subjects = [r["subject"] for r in records(
+        warehouse, f"select subject from conclusions where run_id = 'vu-pool' and topic = 'capacity' "
+                   f"order by {MART_ORDER['conclusions']}")]
+    assert subjects == [f"server message_size={size}" for size in sorted(sizes)]
