@@ -156,6 +156,7 @@ class CapacityOptions(StrictModel):
     load_key: str | None = None  # default: vus, else nodes x threads, else users (tasks/bundle/load.py load_level)
     min_scaling: float = Field(default=0.5, gt=0, le=1)  # throughput gain / load gain an iteration must reach
     min_achieved_ratio: float = Field(default=0.9, gt=0, le=1)  # achieved / offered an open-model step must reach
+    instance_key: str | None = Field(default=None, min_length=1)  # the load key counting the SUT's instances (adapters)
 
 
 class HistoryOptions(StrictModel):

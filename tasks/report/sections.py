@@ -92,9 +92,13 @@ def capacity(data: ReportData, charts: dict[str, Chart]) -> str:
             word = "" if is_missing(point["scales"]) else ("scales" if point["scales"] else "saturated")
             rows.append([record["side"], str(point["iteration"]), point["series"] or "", number(point["load_level"]),
                          number(point["calls_per_s"], "calls/s"), number(point["load_gain_pct"], "pct"),
-                         number(point["throughput_gain_pct"], "pct"), status_cell(word)])
+                         number(point["throughput_gain_pct"], "pct"), status_cell(word),
+                         number(point["error_rate"], "rate"), number(point["calls_per_s_per_instance"], "calls/s")])
     columns = [Column("side"), Column("iteration", True), Column("series"), Column("load level", True),
-               Column("throughput", True), Column("load gain", True), Column("throughput gain", True), Column("step")]
+               Column("throughput", True), Column("load gain", True), Column("throughput gain", True), Column("step"),
+               Column("failures", True), Column("per instance", True)]
+    if not any(row[-1] for row in rows):  # no capacity.instance_key: no such column
+        columns, rows = columns[:-1], [row[:-1] for row in rows]
     parts.append(table(columns, rows, raw={7}))
     parts.append(f'<p class="note">mart capacity: a step scales when its throughput gain is at least '
                  f'{esc(number(frame["min_scaling"].iloc[0]))} x its load gain (manifest capacity.min_scaling).</p>')
