@@ -117,7 +117,8 @@ def _percentile_test(a: np.ndarray, b: np.ndarray, q: float, alpha: float, rng: 
     return float(p_value), float(low), float(high), bool(low > 0 or high < 0)
 
 
-def _mean_test(a: np.ndarray, b: np.ndarray, alpha: float):
+def mean_test(a: np.ndarray, b: np.ndarray, alpha: float):
+    """(p-value, low, high, beyond noise) of Welch's test of B's mean against A's (compare_hosts uses it too)."""
     from scipy import stats
 
     if np.ptp(a) == 0 and np.ptp(b) == 0:  # two constants (every call alike): no variance to test against
@@ -148,7 +149,7 @@ def _test(row: dict, samples, alpha: float, rng: np.random.Generator):
         if min(len(a), len(b)) < _min_samples(metric):
             return "too few samples", None, None, None, None
         if metric == "avg_ms":
-            return ("welch t", *_mean_test(a, b, alpha))
+            return ("welch t", *mean_test(a, b, alpha))
         return ("bootstrap", *_percentile_test(a, b, PERCENTILES[metric], alpha, rng))
     if metric == "error_rate":
         ea, eb, ca, cb = row["errors_a"], row["errors_b"], row["calls_a"], row["calls_b"]
@@ -161,8 +162,8 @@ def _test(row: dict, samples, alpha: float, rng: np.random.Generator):
     return "none", None, None, None, None
 
 
-def _direction(metric: str, a: float | None, b: float | None, beyond_noise: bool | None,
-               ci_low: float | None = None, ci_high: float | None = None) -> str:
+def direction_of(metric: str, a: float | None, b: float | None, beyond_noise: bool | None,
+                 ci_low: float | None = None, ci_high: float | None = None) -> str:
     """worse/better by the tested difference B - A: its interval when there is one, else B against A."""
     if beyond_noise is None or a is None or b is None:
         return "n/a"
@@ -206,7 +207,7 @@ def compare_runs(
         changes.append(MetricChange(
             row["iteration"], row["load_a"], row["load_b"], row["side"], row["label"], row["metric"], row["a"],
             row["b"], row["change_pct"], test, p_value, low, high, beyond,
-            _direction(row["metric"], row["a"], row["b"], beyond, low, high),
+            direction_of(row["metric"], row["a"], row["b"], beyond, low, high),
         ))
     return changes
 

@@ -130,6 +130,7 @@ def summary_json(data: ReportData, files: dict[str, str]) -> str:
         "comparison": {
             "requirements": [asdict(c) for c in data.requirement_changes],
             "metrics": [asdict(c) for c in data.comparison],
+            "hosts": [asdict(c) for c in data.host_changes],
         },
         "expectations": None if data.expectations is None else _records(data.expectations),
         "files": files,
