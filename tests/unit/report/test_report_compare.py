@@ -191,7 +191,7 @@ def test_compare_command_table_and_bad_options(tmp_path):
     assert table.returncode == 0, table.stderr
     avg = [line for line in table.stdout.splitlines() if " avg_ms " in line][0]
     assert "vus=10 -> vus=20" in avg and "< 0.001" in avg and "worse" in avg
-    for options, message in ((["--alpha", "5"], "between 0 and 1"), (["--only", "bogus"], "requirements or metrics"),
+    for options, message in ((["--alpha", "5"], "between 0 and 1"), (["--only", "bogus"], "requirements, metrics or hosts"),
                              (["-f", "xml"], "expected one of table, csv, json")):
         bad = subprocess.run([CLI, "compare", "A", "B", "-w", str(warehouse), *options], capture_output=True,
                              text=True, timeout=120)
