@@ -9,11 +9,11 @@ select
     round(measured, 3) as worst,
     case when passed is null then 'not judged' when passed then 'holds' else 'BROKEN' end as verdict,
     round(margin_pct, 1) as "margin %",
-    format('{} {:g}', op, expect) as expect,
-    case when expect_passed then 'met' when not expect_passed then 'MISSED' end as expected,
+    format('{} {:g}', op, expect)
+        || case when expect_passed then ': met' when not expect_passed then ': MISSED' else '' end as expect,
     holds_up_to_iteration as "up to it",
     round(holds_up_to_calls_per_s, 1) as "calls/s",
-    format('{} (>= {:g} ms)', slow_calls, slow_call_ms) as "slow calls"
+    format('{} >= {:g}', slow_calls, slow_call_ms) as "slow (ms)"
 from verdicts
 where run_id = $run_id and iteration is null
 order by requirement_id
