@@ -5,6 +5,7 @@
 -- from the count of every distinct duration (macro quantile_from_counts), which grows with the rows once and
 -- holds only the distinct durations; a side with nearly unique durations (k6's microseconds) is sorted by
 -- quantile_cont, which is faster there (10 M k6 durations: 15 s against 200 s by counts).
+-- `slow_calls`: the calls at or over `slow_call_ms`, the manifest's thresholds.slow_call_ms (default 1000).
 -- materialized: table
 -- grain: run_id, grain, iteration, side, host, status_code, label -- one row per grouping set, named by `grain`
 -- upstream: requests, iterations, runs, quantile_from_counts, request_stats_grain
@@ -72,7 +73,7 @@ grouped_by_counts as (
         grain,
         sum(calls)::bigint as calls,
         sum(errors)::bigint as errors,
-        coalesce(sum(calls) filter (where elapsed_ms > (select slow_call_ms from settings)), 0)::bigint as slow_calls,
+        coalesce(sum(calls) filter (where elapsed_ms >= (select slow_call_ms from settings)), 0)::bigint as slow_calls,
         sum(elapsed_ms * calls) filter (where elapsed_ms is not null)
             / sum(calls) filter (where elapsed_ms is not null) as avg_ms,
         quantile_from_counts(elapsed_ms, running_calls, last_rank, 0.5) as p50_ms,
@@ -95,7 +96,7 @@ grouped_by_sorting as (
         request_stats_grain(grouping(host, status_code, label)) as grain,
         count(*) as calls,
         count(*) filter (where is_error) as errors,
-        count(*) filter (where elapsed_ms > (select slow_call_ms from settings)) as slow_calls,
+        count(*) filter (where elapsed_ms >= (select slow_call_ms from settings)) as slow_calls,
         avg(elapsed_ms) as avg_ms,
         quantile_cont(elapsed_ms, [0.5, 0.9, 0.95, 0.99]) as quantiles_ms,
         min(elapsed_ms) as min_ms,
@@ -132,6 +133,7 @@ final as (
         grouped.errors / grouped.calls as error_rate,
         grouped.calls / iterations.duration_s as calls_per_s,
         grouped.slow_calls,
+        (select slow_call_ms from settings) as slow_call_ms,
         grouped.avg_ms,
         grouped.p50_ms,
         grouped.p90_ms,

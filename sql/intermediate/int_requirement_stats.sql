@@ -11,13 +11,22 @@
 -- are iteration_summary.dropped (k6 dropped_iterations, a JMeter plan's shortfall; a server side shows its
 -- clients'), a client requirement of a host or role counts the dropped_iterations of those load generators.
 -- `error_rate_with_dropped` = (errors + dropped) / (samples + dropped).
+-- `slow_calls`: the requests of the scope at or over `slow_call_ms`, the requirement's own, else the manifest's
+-- thresholds.slow_call_ms (default 1000); null for a k6 metric (its points are not calls).
 -- materialized: table
 -- grain: requirement_id, iteration
 -- Rows in an iteration's warm-up are left out (requests.is_warmup, int_k6_points.is_warmup), and duration_s is
 -- the time after it.
--- upstream: requirements, iterations, requests, int_k6_points, iteration_summary, quantile_from_counts
+-- upstream: requirements, iterations, requests, int_k6_points, iteration_summary, quantile_from_counts, runs
 with requirements as (
-    select * from requirements where run_id = $run_id
+    select
+        requirements.*,
+        case when requirements.k6_metric is null then coalesce(
+            requirements.slow_call_ms, (runs.manifest -> 'thresholds' ->> 'slow_call_ms')::double, 1000
+        ) end as slow_at_ms
+    from requirements
+    join runs using (run_id)
+    where requirements.run_id = $run_id
 ),
 
 samples as not materialized (  -- read through scoped three times: never held
@@ -51,7 +60,7 @@ dropped as (
 ),
 
 scoped as not materialized (  -- read three times: never held in memory
-    select requirements.requirement_id, samples.iteration, samples.value, samples.is_error
+    select requirements.requirement_id, samples.iteration, samples.value, samples.is_error, requirements.slow_at_ms
     from requirements
     join samples
         on samples.side = requirements.side
@@ -69,7 +78,9 @@ by_counts as (
 ),
 
 by_value as (
-    select requirement_id, iteration, value, count(*) as samples, count(*) filter (where is_error) as errors
+    select
+        requirement_id, iteration, value, count(*) as samples, count(*) filter (where is_error) as errors,
+        any_value(slow_at_ms) as slow_at_ms
     from scoped
     where requirement_id in (select requirement_id from by_counts where is_by_counts)
     group by all
@@ -91,6 +102,8 @@ grouped_by_counts as (
         iteration,
         sum(samples)::bigint as samples,
         sum(errors)::bigint as errors,
+        (sum(samples) filter (where value >= slow_at_ms))::bigint as slow_calls,
+        any_value(slow_at_ms) as slow_call_ms,
         sum(value * samples) / sum(samples) filter (where value is not null) as avg_value,
         [
             quantile_from_counts(value, running_samples, last_rank, 0.5),
@@ -112,6 +125,8 @@ grouped_by_sorting as (
         iteration,
         count(*) as samples,
         count(*) filter (where is_error) as errors,
+        count(*) filter (where value >= slow_at_ms) as slow_calls,
+        any_value(slow_at_ms) as slow_call_ms,
         avg(value) as avg_value,
         quantile_cont(value, [0.5, 0.9, 0.95, 0.99]) as quantiles,
         min(value) as min_value,
@@ -136,6 +151,8 @@ final as (
         grouped.samples,
         grouped.samples / iterations.duration_s as samples_per_s,
         grouped.errors / grouped.samples as error_rate,
+        case when grouped.slow_call_ms is not null then coalesce(grouped.slow_calls, 0) end as slow_calls,
+        grouped.slow_call_ms,
         grouped.avg_value,
         grouped.quantiles[1] as p50_value,
         grouped.quantiles[2] as p90_value,

@@ -12,10 +12,12 @@
 -- One row per side and series: a matrix campaign (load.matrix, a step key such as message_size or adapters)
 -- gets a knee and a maximum per series; a campaign whose steps vary only the level has one row per side
 -- with `series` '' (docs/warehouse.md "capacity"). A soak (manifest `soak`) has no rows.
+-- Each point carries its step's failure ratio (`error_rate`) and, when the manifest names the load key that
+-- counts the instances (capacity.instance_key, e.g. adapters), its `calls_per_s_per_instance` (iteration_summary).
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, side, series
--- upstream: runs, iterations, iteration_summary, load_text
+-- upstream: runs, iterations, iteration_summary, load_text, series_order
 with options as (
     select
         manifest -> 'capacity' ->> 'load_key' as load_key,
@@ -39,7 +41,7 @@ levels as (
 ),
 
 summary as (
-    select side, iteration, calls, dropped, calls_per_s, offered_per_s
+    select side, iteration, calls, dropped, calls_per_s, offered_per_s, error_rate, calls_per_s_per_instance
     from iteration_summary
     where run_id = $run_id and side <> 'background'
 ),
@@ -47,7 +49,8 @@ summary as (
 points as (
     select
         summary.side, summary.iteration, levels.series, levels.load_level, levels.load_text, summary.calls_per_s,
-        summary.offered_per_s, achieved_share(levels.load::varchar, summary.calls, summary.dropped) as achieved_share
+        summary.offered_per_s, achieved_share(levels.load::varchar, summary.calls, summary.dropped) as achieved_share,
+        summary.error_rate, summary.calls_per_s_per_instance
     from summary
     join levels using (iteration)
 ),
@@ -120,7 +123,9 @@ per_side as (
                 'throughput_gain_pct': judged.throughput_gain_pct,
                 'offered_per_s': points.offered_per_s,
                 'achieved_share': points.achieved_share,
-                'scales': judged.scales
+                'scales': judged.scales,
+                'error_rate': points.error_rate,
+                'calls_per_s_per_instance': points.calls_per_s_per_instance
             }
             order by points.iteration
         ) as points,
@@ -177,4 +182,4 @@ final as (
     left join highest using (side, series)
 )
 
-select * from final order by side, series
+select * from final order by side, series_order(series), series

@@ -8,7 +8,7 @@
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, topic, subject
--- upstream: verdicts, capacity, client_server_gap, health_findings
+-- upstream: verdicts, capacity, client_server_gap, health_findings, requirement_figure, series_order
 with verdicts as (
     select * from verdicts where run_id = $run_id
 ),
@@ -39,6 +39,8 @@ per_requirement as (
             filter (where is_judged))[1] as worst_calls_per_s,
         string_agg(iteration::varchar, ', ' order by iteration) filter (where is_judged) as judged_at,
         string_agg(iteration::varchar, ', ' order by iteration) filter (where is_judged and not passed) as broken_at,
+        string_agg(iteration::varchar, ', ' order by iteration) filter (where is_judged and not expect_passed)
+            as missed_at,
         count(*) filter (where is_judged and not passed) as broken_count,
         count(*) filter (where measured is not null) as with_data
     from verdicts
@@ -53,26 +55,18 @@ whole_run as (
         per_requirement.worst_calls_per_s,
         per_requirement.judged_at,
         per_requirement.broken_at,
+        per_requirement.missed_at,
         per_requirement.broken_count,
         per_requirement.with_data,
         case verdicts.metric
             when 'error_rate' then 'error rate'
+            when 'error_rate_with_dropped' then 'error rate with dropped calls'
             when 'calls_per_s' then 'throughput'
             else replace(verdicts.metric, '_ms', '')
         end as metric_name,
-        case
-            when verdicts.metric = 'error_rate' then format('{:.2f} %', 100 * verdicts.measured)
-            when verdicts.metric = 'calls_per_s' then format('{:.1f} calls/s', verdicts.measured)
-            -- a k6 metric's requirement (`name.stat`; request metrics have no dot) in its own unit
-            when verdicts.metric like '%.%' then format('{:.4g}', verdicts.measured) || coalesce(' ' || verdicts.unit, '')
-            else format('{:.1f} ms', verdicts.measured)
-        end as measured_text,
-        case
-            when verdicts.metric = 'error_rate' then format('{:g} %', 100 * verdicts.threshold)
-            when verdicts.metric = 'calls_per_s' then format('{:g} calls/s', verdicts.threshold)
-            when verdicts.metric like '%.%' then format('{:g}', verdicts.threshold) || coalesce(' ' || verdicts.unit, '')
-            else format('{:g} ms', verdicts.threshold)
-        end as threshold_text
+        requirement_figure(verdicts.metric, verdicts.measured, verdicts.unit, '{:.1f}') as measured_text,
+        requirement_figure(verdicts.metric, verdicts.threshold, verdicts.unit, '{:g}') as threshold_text,
+        requirement_figure(verdicts.metric, verdicts.expect, verdicts.unit, '{:g}') as expect_text
     from verdicts
     join per_requirement using (requirement_id)
     where verdicts.iteration is null
@@ -106,11 +100,19 @@ requirement_rows as (
                     'does not hold at iteration{} {}', case when broken_count > 1 then 's' else '' end, broken_at
                 ) || coalesce(format(' (margin {:.0f} %)', margin_pct), '')
             end || case
-                when holds_up_to_iteration is null then '; it never held.'
+                when holds_up_to_iteration is null then '; it never held'
                 else format(
-                    '; holds up to iteration {}, {:.1f} calls/s.', holds_up_to_iteration, holds_up_to_calls_per_s
+                    '; holds up to iteration {}, {:.1f} calls/s', holds_up_to_iteration, holds_up_to_calls_per_s
                 )
-            end
+            end || case
+                -- the current expectation, judged at the same iterations
+                when expect_passed then format('; expectation {} {} met at every judged iteration', op, expect_text)
+                when not expect_passed then format(
+                    '; expectation {} {} missed at iteration{} {}', op, expect_text,
+                    case when missed_at like '%,%' then 's' else '' end, missed_at
+                )
+                else ''
+            end || '.'
         end as sentence,
         11 as sort_order
     from whole_run
@@ -316,4 +318,5 @@ final as (
     from unioned
 )
 
-select * from final order by sort_order, subject
+-- a matrix's capacity rows by side, then by their series' values (message_size 7, 1024, 102400; series_order)
+select * from final order by sort_order, case when topic = 'capacity' then side end, series_order(subject), subject

@@ -8,16 +8,25 @@
 -- never reached it);
 -- `error_rate_with_dropped` counts them as failed: (errors + dropped) / (calls + dropped). Points in an
 -- iteration's warm-up are left out, as its calls are.
+-- Per instance: with the manifest's `capacity.instance_key` (Hono: `adapters`), `instances` is the step's value
+-- of that load key and `calls_per_s_per_instance` = calls_per_s / instances; both null without one.
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, iteration, side
--- upstream: int_request_stats, iterations, int_k6_points, sources
+-- upstream: int_request_stats, iterations, int_k6_points, sources, runs
 with stats as (
     select * from int_request_stats where run_id = $run_id and grain = 'side'
 ),
 
 iterations as (
-    select iteration, load, duration_s from iterations where run_id = $run_id
+    select
+        iterations.iteration,
+        iterations.load,
+        iterations.duration_s,
+        try_cast(iterations.load ->> (runs.manifest -> 'capacity' ->> 'instance_key') as double) as instances
+    from iterations
+    join runs using (run_id)
+    where iterations.run_id = $run_id
 ),
 
 dropped_points as (
@@ -72,7 +81,11 @@ final as (
         with_dropped.calls_per_s as achieved_per_s,
         with_dropped.dropped,
         (with_dropped.errors + with_dropped.dropped) / (with_dropped.calls + with_dropped.dropped)
-            as error_rate_with_dropped
+            as error_rate_with_dropped,
+        -- a background load is not spread over the tested instances
+        case when with_dropped.side <> 'background' then nullif(iterations.instances, 0) end as instances,
+        case when with_dropped.side <> 'background'
+            then with_dropped.calls_per_s / nullif(iterations.instances, 0) end as calls_per_s_per_instance
     from with_dropped
     join iterations using (iteration)
 )

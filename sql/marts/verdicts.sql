@@ -8,11 +8,15 @@
 -- ramp uses too) is judged at those iterations only. `judged_by` says which rule judged a row ("at load
 -- vus=10 and min_calls_per_s 5", "every iteration"), or why it was not judged ("not iteration 3",
 -- "load is not vus=10", "no data", "under min_calls_per_s 5").
+-- Two thresholds: `threshold` is the spec (`passed`, `margin_pct`), `expect` the current expectation, judged
+-- with the same op on the same judged iterations (`expect_passed`, `expect_margin_pct`, `expect_rule` worded as
+-- `rule`; null without one).
+-- `slow_calls` counts the scope's requests at or over `slow_call_ms` (int_requirement_stats).
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, requirement_id, iteration -- iteration null for the whole-run line
 -- upstream: requirements, iterations, int_requirement_stats, k6_metric_points, sources, requirement_scope,
---           load_text
+--           load_text, meets_limit, limit_margin_pct
 with given as (
     select * from requirements where run_id = $run_id
 ),
@@ -32,6 +36,7 @@ rules as (
         scope,
         unit,
         requirement_rule(side, metric, op, threshold, unit, scope) as rule,
+        requirement_rule(side, metric, op, expect, unit, scope) as expect_rule,
         coalesce(nullif(concat_ws(
             ' and ', 'at iteration ' || at_iteration, 'at load ' || load_text(at_load),
             'min_calls_per_s ' || format('{:g}', min_calls_per_s)
@@ -63,6 +68,7 @@ measured as (
         requirements.metric,
         requirements.op,
         requirements.threshold,
+        requirements.expect,
         requirements.min_calls_per_s,
         requirements.at_iteration,
         requirements.at_load,
@@ -89,7 +95,9 @@ measured as (
             when 'rate' then case when k6_type.metric_type = 'counter' then summary.total_per_s
                 else summary.nonzero_share end
         end as measured,
-        summary.samples_per_s as calls_per_s
+        summary.samples_per_s as calls_per_s,
+        summary.slow_calls,
+        summary.slow_call_ms
     from requirements
     cross join iterations
     left join summary
@@ -116,19 +124,11 @@ judged as (
 per_iteration as (
     select
         *,
-        case
-            when not is_judged then null
-            when op = '<' then measured < threshold
-            when op = '<=' then measured <= threshold
-            when op = '>' then measured > threshold
-            when op = '>=' then measured >= threshold
-        end as passed,
+        case when is_judged then meets_limit(measured, op, threshold) end as passed,
+        case when is_judged then meets_limit(measured, op, expect) end as expect_passed,
         -- no relative margin for a threshold of 0 ("error_rate <= 0"), nor for an iteration not judged
-        case
-            when not is_judged or threshold = 0 then null
-            when op in ('<', '<=') then 100 * (threshold - measured) / abs(threshold)
-            else 100 * (measured - threshold) / abs(threshold)
-        end as margin_pct
+        case when is_judged then limit_margin_pct(measured, op, threshold) end as margin_pct,
+        case when is_judged then limit_margin_pct(measured, op, expect) end as expect_margin_pct
     from judged
 ),
 
@@ -157,6 +157,7 @@ whole_run as (
         any_value(metric) as metric,
         any_value(op) as op,
         any_value(threshold) as threshold,
+        any_value(expect) as expect,
         any_value(min_calls_per_s) as min_calls_per_s,
         case
             when any_value(op) in ('<', '<=') then max(measured) filter (where is_judged)
@@ -165,7 +166,11 @@ whole_run as (
         null::double as calls_per_s,
         bool_or(is_judged) as is_judged,
         bool_and(passed) filter (where is_judged) as passed,
-        min(margin_pct) filter (where is_judged) as margin_pct
+        min(margin_pct) filter (where is_judged) as margin_pct,
+        bool_and(expect_passed) filter (where is_judged) as expect_passed,
+        min(expect_margin_pct) filter (where is_judged) as expect_margin_pct,
+        sum(slow_calls) filter (where is_judged)::bigint as slow_calls,
+        any_value(slow_call_ms) as slow_call_ms
     from per_iteration
     group by requirement_id
 ),
@@ -185,6 +190,11 @@ unioned as (
         is_judged,
         passed,
         margin_pct,
+        expect,
+        expect_passed,
+        expect_margin_pct,
+        slow_calls,
+        slow_call_ms,
         null::integer as holds_up_to_iteration,
         null::double as holds_up_to_calls_per_s,
         not_judged_because
@@ -204,6 +214,11 @@ unioned as (
         whole_run.is_judged,
         whole_run.passed,
         whole_run.margin_pct,
+        whole_run.expect,
+        whole_run.expect_passed,
+        whole_run.expect_margin_pct,
+        whole_run.slow_calls,
+        whole_run.slow_call_ms,
         holds_up_to.iteration as holds_up_to_iteration,
         holds_up_to.calls_per_s as holds_up_to_calls_per_s,
         null as not_judged_because
@@ -216,6 +231,7 @@ final as (
         unioned.* exclude (not_judged_because),
         rules.scope,
         rules.rule,
+        rules.expect_rule,
         rules.unit,
         coalesce(unioned.not_judged_because, rules.judged_by) as judged_by
     from unioned

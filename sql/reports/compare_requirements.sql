@@ -2,7 +2,8 @@
 -- iteration, with run A's value of the same requirement (same id, side, metric and scope; otherwise A's value of
 -- that side and metric when the requirement covers its whole side) at the same iteration index, and both
 -- iterations' loads. `tested_label`: the one label a requirement is scoped to (an exact label, no host, role
--- or k6 metric), whose per-label test of the comparison judges it; '(all)' for a whole side.
+-- or k6 metric), whose per-label test of the comparison judges it; '(all)' for a whole side. `expect` and
+-- `expect_passed`: B's current expectation and whether B met it there (verdicts).
 -- grain: one row per (requirement_id, iteration)
 -- upstream: verdicts, iteration_summary, iterations, requirements
 with b as (
@@ -46,6 +47,9 @@ final as (
         b.metric,
         b.op,
         b.threshold,
+        b.expect,
+        b.expect_passed,
+        b.unit,
         coalesce(a_verdicts.measured, a_summary.value) as before,
         b.measured as after,
         case when coalesce(a_verdicts.measured, a_summary.value) <> 0

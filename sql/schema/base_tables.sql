@@ -48,6 +48,9 @@ alter table requirements add column if not exists k6_metric varchar;
 alter table requirements add column if not exists unit varchar;
 alter table requirements add column if not exists at_iteration integer;
 alter table requirements add column if not exists at_load json;
+-- The current expectation beside the spec (`threshold`), and the requirement's own slow-call threshold.
+alter table requirements add column if not exists expect double;
+alter table requirements add column if not exists slow_call_ms double;
 
 -- One row per raw file of a bundle; source_key ties parsed rows back to their file.
 create table if not exists sources (

@@ -8,6 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 OFFERED_KEY = "rate_per_s"  # an open-model step's arrival rate (calls the tool starts per second)
+# The tool's means to keep a rate (k6's VU pool of an arrival-rate scenario), not a load the service gets: never
+# a capacity series of their own ("max_vus=10" is no matrix dimension) and never a load level.
+TOOL_KEYS = frozenset({"max_vus", "pre_allocated_vus"})
 
 
 def _number(load: dict[str, Any], key: str) -> float | None:

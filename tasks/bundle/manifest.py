@@ -89,7 +89,8 @@ class Requirement(StrictModel):
     id: str = Field(pattern=r"^[A-Za-z0-9._-]{1,128}$")
     metric: Literal[Metric, K6Stat]  # one list in errors: a request metric, or a k6 metric's statistic
     op: Literal["<", "<=", ">", ">="]
-    threshold: float
+    threshold: float  # the spec: the requirement itself
+    expect: float | None = None  # the current expectation, judged with the same op (stricter than the spec)
     side: Literal["server", "client"]
     min_calls_per_s: float | None = Field(default=None, ge=0)
     label: str | None = Field(default=None, min_length=1)
@@ -100,6 +101,7 @@ class Requirement(StrictModel):
     at_load: dict[str, Any] | None = Field(default=None, min_length=1)  # judged where the load has these values
     k6_metric: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]{1,128}$")  # a custom metric's name
     unit: str | None = Field(default=None, min_length=1, max_length=32)  # its unit, for people (CM-handles/s)
+    slow_call_ms: float | None = Field(default=None, gt=0)  # a call of its scope at or over this is slow
 
     @field_validator("label_regex")
     @classmethod
@@ -124,6 +126,12 @@ class Requirement(StrictModel):
             raise ValueError("a k6 metric is measured by the load tool: side client")
         if self.at is not None and self.at_load is not None:
             raise ValueError("give at (an iteration) or at_load (a load), not both")
+        if self.expect is not None and (self.expect > self.threshold if self.op in ("<", "<=")
+                                        else self.expect < self.threshold):
+            raise ValueError(f"expect {self.expect:g} is looser than the threshold {self.op} {self.threshold:g}: the "
+                             "expectation is the current figure, at or inside the spec")
+        if self.slow_call_ms is not None and self.k6_metric is not None:
+            raise ValueError("slow_call_ms counts slow requests: a k6 metric's points are not calls")
         if self.metric == "error_rate_with_dropped" and (self.label or self.label_regex or (
                 self.side == "server" and (self.host or self.role))):
             raise ValueError("dropped calls carry no label and reached no server: error_rate_with_dropped is "
@@ -148,6 +156,7 @@ class CapacityOptions(StrictModel):
     load_key: str | None = None  # default: vus, else nodes x threads, else users (tasks/bundle/load.py load_level)
     min_scaling: float = Field(default=0.5, gt=0, le=1)  # throughput gain / load gain an iteration must reach
     min_achieved_ratio: float = Field(default=0.9, gt=0, le=1)  # achieved / offered an open-model step must reach
+    instance_key: str | None = Field(default=None, min_length=1)  # the load key counting the SUT's instances (adapters)
 
 
 class HistoryOptions(StrictModel):

@@ -26,18 +26,19 @@ def compare_command(
     run_b: Annotated[str, typer.Argument(help="the run after")],
     warehouse: Annotated[Optional[str], typer.Option("--warehouse", "-w", help="DuckDB file or DuckLake URL")] = None,
     fmt: FormatOption = "table",
-    only: Annotated[Optional[str], typer.Option(help="print one table: requirements or metrics")] = None,
+    only: Annotated[Optional[str], typer.Option(help="print one table: requirements, metrics or hosts")] = None,
     alpha: Annotated[float, typer.Option(help="significance level of the tests")] = COMPARE_ALPHA,
     max_labels: Annotated[int, typer.Option(help="compare the busiest labels of each side too (0: none)")] = 5,
 ) -> None:
     """Compare two runs iteration by iteration: A, B, % change, and whether it is beyond noise."""
-    if only not in (None, "requirements", "metrics"):
-        raise typer.BadParameter(f"{only!r}: expected requirements or metrics", param_hint="--only")
+    if only not in (None, "requirements", "metrics", "hosts"):
+        raise typer.BadParameter(f"{only!r}: expected requirements, metrics or hosts", param_hint="--only")
     if fmt == "csv" and only is None:
-        raise typer.BadParameter("csv writes one table: add --only requirements or --only metrics", param_hint="--format")
+        raise typer.BadParameter("csv writes one table: add --only requirements, metrics or hosts", param_hint="--format")
     if not 0 < alpha < 1:
         raise typer.BadParameter(f"{alpha:g}: a significance level between 0 and 1 (e.g. 0.01)", param_hint="--alpha")
     from tasks.report.compare import compare_runs, requirement_changes  # heavy: numpy, scipy, pandas
+    from tasks.report.compare_hosts import compare_hosts  # heavy: numpy, scipy
     with open_warehouse(warehouse_path(warehouse)) as con:
         params = {"a": run_a, "b": run_b}
         known = {r[0] for r in con.execute("select run_id from runs where run_id in ($a, $b)", params).fetchall()}
@@ -47,7 +48,8 @@ def compare_command(
                 raise typer.Exit(code=1)
         changes = compare_runs(con, run_a, run_b, alpha, max_labels)
         requirements = requirement_changes(con, run_a, run_b, changes)
-    tables = {"requirements": as_rows(requirements), "metrics": as_rows(changes)}
+        hosts = compare_hosts(con, run_a, run_b, alpha)
+    tables = {"requirements": as_rows(requirements), "metrics": as_rows(changes), "hosts": as_rows(hosts)}
     if only:
         tables = {only: tables[only]}
     if fmt == "json":
@@ -70,13 +72,15 @@ def _terminal_table(name: str, columns: list[str], rows: list[tuple]) -> tuple[l
     from tasks.report.fmt import number  # heavy: pandas
     short = {"requirements": ["test", "unit", "requirement", "expectation", "before", "after", "change_pct", "verdict"],
              "metrics": ["iteration", "load", "side", "label", "metric", "a", "b", "change_pct", "test", "p_value",
-                         "direction"]}[name]
+                         "direction"],
+             "hosts": ["iteration", "host", "metric", "a", "b", "change_pct", "test", "p_value", "direction"]}[name]
     picked = []
     for row in rows:
         values = dict(zip(columns, row))
         if name == "metrics":
             same = values["load_a"] == values["load_b"]
             values["load"] = values["load_b"] if same else f"{values['load_a']} -> {values['load_b']}"
+        if name in ("metrics", "hosts"):
             values["p_value"] = number(values["p_value"], "p") if values["p_value"] is not None else None
         picked.append(tuple(values[c] for c in short))
     return short, picked

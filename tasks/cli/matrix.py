@@ -12,17 +12,17 @@ from tasks.cli.output import write_rows
 from tasks.report import units
 
 
-def pivot(rows: list[tuple]) -> dict[str, tuple[str, list[str], list[list[Any]]]]:
+def pivot(rows: list[tuple], cell=None) -> dict[str, tuple[str, list[str], list[list[Any]]]]:
     """Rows of `sql/reports/show_matrix.sql` as one pivot per side: the load level down, the series across in
-    the order they ran, each cell `calls/s (p95 ms)` with `*` at the series' knee. Columns are named by the
-    series' values (`0/64`) when every series has the same keys, said once in the returned caption."""
+    the order they ran, each cell `cell(row)` (default `calls/s (p95 ms)` with `*` at the series' knee). Columns
+    are named by the series' values (`0/64`) when every series has the same keys, said once in the caption."""
+    cell = cell or _throughput
     sides: dict[str, dict[str, Any]] = {}
-    for side, series, level, calls_per_s, p95_ms, is_knee, iteration in rows:
+    for row in rows:
+        side, series, level, iteration = row[0], row[1], row[2], row[6]
         table = sides.setdefault(side, {"first": {}, "cells": {}})
         table["first"][series] = min(iteration, table["first"].get(series, iteration))
-        p95 = "" if p95_ms is None else f" ({p95_ms:.3g})"
-        calls = "" if calls_per_s is None else f"{calls_per_s:.1f}"
-        table["cells"][(level, series)] = f"{calls}{p95}{'*' if is_knee else ''}"
+        table["cells"][(level, series)] = cell(row)
     pivots = {}
     for side, table in sides.items():
         series = sorted(table["first"], key=table["first"].get)
@@ -31,6 +31,20 @@ def pivot(rows: list[tuple]) -> dict[str, tuple[str, list[str], list[list[Any]]]
         caption, names = _names(series)
         pivots[side] = (caption, ["load", *names], body)
     return pivots
+
+
+def _throughput(row: tuple) -> str:
+    calls_per_s, p95_ms, is_knee = row[3], row[4], row[5]
+    p95 = "" if p95_ms is None else f" ({p95_ms:.3g})"
+    calls = "" if calls_per_s is None else f"{calls_per_s:.1f}"
+    return f"{calls}{p95}{'*' if is_knee else ''}"
+
+
+def _per_instance(row: tuple) -> str:
+    """`calls/s per instance (failure %)` when the load names its instances, else the failure ratio alone."""
+    error_rate, per_instance = row[7], row[8]
+    failures = "" if error_rate is None else f"{100 * error_rate:.2f} %"
+    return failures if per_instance is None else f"{per_instance:.1f} ({failures})"
 
 
 def _level(value: float | None) -> str:
@@ -47,11 +61,19 @@ def _names(series: list[str]) -> tuple[str, list[str]]:
 
 
 def write_matrix(run_id: str, rows: list[tuple], fmt: str) -> None:
-    """The pivot of every side that has more than one series (nothing for a single-series run)."""
+    """The pivots of every side that has more than one series (nothing for a single-series run): throughput and
+    p95, then the failure ratio with the throughput per instance (capacity.instance_key)."""
     for side, (caption, columns, body) in pivot(rows).items():
         typer.echo("")
         if fmt == "table":  # above the table, not its title: a title wraps at the table's width
             typer.echo(f"{run_id}: {side} calls/s (p95 ms) by load level and {caption}; * the knee")
+        write_rows(columns, [tuple(row) for row in body], fmt)
+    for side, (caption, columns, body) in pivot(rows, _per_instance).items():
+        typer.echo("")
+        if fmt == "table":
+            per_instance = any(row[0] == side and row[8] is not None for row in rows)
+            typer.echo(f"{run_id}: {side} " + ("calls/s per instance (failure %)" if per_instance else "failure %")
+                       + f" by load level and {caption}")
         write_rows(columns, [tuple(row) for row in body], fmt)
 
 

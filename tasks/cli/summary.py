@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from tasks.warehouse.verdicts import verdict_word
+from tasks.warehouse.verdicts import expectation_text, verdict_word
 
 if TYPE_CHECKING:  # the ingest (pydantic, the readers) is loaded by the command that ingests, not at start-up
     from tasks.warehouse.ingest import IngestReport
@@ -24,4 +24,6 @@ def print_ingest_report(report: IngestReport) -> None:
     for v in report.verdicts:
         worst = "no data" if v.measured is None else f"worst {v.measured:.4g}"
         reach = f", holds up to {v.reach}" if v.reach else ""
-        typer.echo(f"  {v.requirement_id}: {v.rule}: {verdict_word(v.passed, 'shout')} ({worst}{reach})")
+        expectation = expectation_text(v.expect_rule, v.expect_passed, "shout")
+        typer.echo(f"  {v.requirement_id}: {v.rule}: {verdict_word(v.passed, 'shout')} ({worst}{reach})"
+                   + (f"; {expectation}" if expectation else ""))

@@ -65,7 +65,9 @@ class MetricChange:
 class RequirementChange:
     """A row of the table users publish: test, unit, requirement, expectation, before, after, change, verdict.
 
-    `before` and `after` are in `unit` (an error rate in %, not the warehouse's fraction)."""
+    `before` and `after` are in `unit` (an error rate in %, not the warehouse's fraction). `expectation` is the
+    requirement's current expectation and whether the run met it ("< 200 ms: MISSED"), else the comparison's
+    own ("no higher than before beyond noise"); `verdict` judges the spec, then the change against before."""
 
     test: str
     unit: str
@@ -80,6 +82,7 @@ class RequirementChange:
     side: str
     metric: str
     p_value: float | None
+    expect_met: bool | None = None  # None: no expectation, or not judged
 
 
 def bootstrap_quantile(values: np.ndarray, q: float, draws: int, rng: np.random.Generator) -> np.ndarray:
@@ -114,7 +117,8 @@ def _percentile_test(a: np.ndarray, b: np.ndarray, q: float, alpha: float, rng: 
     return float(p_value), float(low), float(high), bool(low > 0 or high < 0)
 
 
-def _mean_test(a: np.ndarray, b: np.ndarray, alpha: float):
+def mean_test(a: np.ndarray, b: np.ndarray, alpha: float):
+    """(p-value, low, high, beyond noise) of Welch's test of B's mean against A's (compare_hosts uses it too)."""
     from scipy import stats
 
     if np.ptp(a) == 0 and np.ptp(b) == 0:  # two constants (every call alike): no variance to test against
@@ -145,7 +149,7 @@ def _test(row: dict, samples, alpha: float, rng: np.random.Generator):
         if min(len(a), len(b)) < _min_samples(metric):
             return "too few samples", None, None, None, None
         if metric == "avg_ms":
-            return ("welch t", *_mean_test(a, b, alpha))
+            return ("welch t", *mean_test(a, b, alpha))
         return ("bootstrap", *_percentile_test(a, b, PERCENTILES[metric], alpha, rng))
     if metric == "error_rate":
         ea, eb, ca, cb = row["errors_a"], row["errors_b"], row["calls_a"], row["calls_b"]
@@ -158,8 +162,8 @@ def _test(row: dict, samples, alpha: float, rng: np.random.Generator):
     return "none", None, None, None, None
 
 
-def _direction(metric: str, a: float | None, b: float | None, beyond_noise: bool | None,
-               ci_low: float | None = None, ci_high: float | None = None) -> str:
+def direction_of(metric: str, a: float | None, b: float | None, beyond_noise: bool | None,
+                 ci_low: float | None = None, ci_high: float | None = None) -> str:
     """worse/better by the tested difference B - A: its interval when there is one, else B against A."""
     if beyond_noise is None or a is None or b is None:
         return "n/a"
@@ -203,7 +207,7 @@ def compare_runs(
         changes.append(MetricChange(
             row["iteration"], row["load_a"], row["load_b"], row["side"], row["label"], row["metric"], row["a"],
             row["b"], row["change_pct"], test, p_value, low, high, beyond,
-            _direction(row["metric"], row["a"], row["b"], beyond, low, high),
+            direction_of(row["metric"], row["a"], row["b"], beyond, low, high),
         ))
     return changes
 
@@ -235,13 +239,29 @@ def requirement_changes(
             f"{row['load']}; before: {row['load_a']}")
         result.append(RequirementChange(
             test=f"{row['requirement_id']} @ iteration {row['iteration']} ({load})",
-            unit=UNITS.get(row["metric"], "ms"),
+            unit=_unit(row),
             requirement=row["rule"],
-            expectation=("no lower than before" if higher else "no higher than before") + " beyond noise",
+            expectation=_expectation(row, higher, scale),
             before=None if row["before"] is None else row["before"] * scale,
             after=None if row["after"] is None else row["after"] * scale,
             change_pct=row["change_pct"], verdict=verdict,
             requirement_id=row["requirement_id"], iteration=row["iteration"], side=row["side"],
             metric=row["metric"], p_value=change.p_value if change else None,
+            expect_met=row["expect_passed"],
         ))
     return result
+
+
+def _expectation(row: dict, higher: bool, scale: float) -> str:
+    """The requirement's current expectation and whether it was met, else the comparison's own."""
+    if row["expect"] is None:
+        return ("no lower than before" if higher else "no higher than before") + " beyond noise"
+    met = {True: ": met", False: ": MISSED", None: ""}[row["expect_passed"]]
+    return " ".join(filter(None, [row["op"], f"{row['expect'] * scale:g}", _unit(row)])) + met
+
+
+def _unit(row: dict) -> str:
+    """A requirement's unit: a request metric's, or a k6 metric's own (`cm_handles.rate`: its `unit`, or none)."""
+    if "." in row["metric"]:
+        return row["unit"] or ""
+    return UNITS.get(row["metric"], "ms")

@@ -9,6 +9,7 @@ import duckdb
 import pandas as pd
 
 from tasks.report.compare import compare_runs, requirement_changes
+from tasks.report.compare_hosts import compare_hosts
 from tasks.validate.run import run_thresholds
 from tasks.warehouse.models import load_models, model_sql, warehouse_has
 
@@ -78,6 +79,7 @@ class ReportData:
     baseline_note: str | None = None  # why there is no comparison although a baseline was named
     comparison: list = field(default_factory=list)  # tasks.report.compare.MetricChange
     requirement_changes: list = field(default_factory=list)  # tasks.report.compare.RequirementChange
+    host_changes: list = field(default_factory=list)  # tasks.report.compare_hosts.HostChange
     expectations: pd.DataFrame | None = None  # None: the warehouse has no expectation_results table
     validation: dict[str, Any] | None = None  # the run's row of `validations`, when there is one
     validation_page: str | None = None
@@ -199,3 +201,4 @@ def _compare_with_baseline(con: duckdb.DuckDBPyConnection, data: ReportData, nam
     data.baseline = baseline
     data.comparison = compare_runs(con, baseline, run_id, max_labels=MAX_LABELS)
     data.requirement_changes = requirement_changes(con, baseline, run_id, data.comparison)
+    data.host_changes = compare_hosts(con, baseline, run_id)

@@ -3,8 +3,9 @@
 The run's own testcase fails when the run failed, was cancelled or its data failed a critical expectation.
 Each regression event the run's history analysis found first (untriaged) is one more failing testcase.
 
-A broken requirement is a `failure`, an iteration where it was not judged (no requests on its side, or
-under `min_calls_per_s`) is `skipped`; the message quotes the measured value and the limit.
+A broken requirement is a `failure` (RequirementBroken), a missed expectation (`expect`, the spec holding)
+a failure of type ExpectationMissed; an iteration where it was not judged is `skipped`, with the verdicts'
+reason (`judged_by`). The messages quote the rule, the measured value and the margin.
 """
 
 from __future__ import annotations
@@ -32,25 +33,19 @@ def junit_xml(data: ReportData) -> str:
         counts["failures"] += 1
     for row in per_iteration.to_dict("records"):
         iteration = int(row["iteration"])
-        unit = metric_unit(row["metric"])
         case = ET.SubElement(suite, "testcase", classname=f"{run['run_id']}.{row['requirement_id']}",
                              name=f"iteration {iteration} ({loads.get(iteration, '')})",
                              time=f"{seconds.get(iteration, 0):.3f}")
-        rule = row["rule"]
         counts["tests"] += 1
-        if is_missing(row["passed"]):
-            reason = "no requests on this side" if is_missing(row["measured"]) else \
-                f"{number(row['calls_per_s'], 'calls/s')} is under min_calls_per_s {row['min_calls_per_s']:g}"
-            ET.SubElement(case, "skipped", message=f"not judged: {reason}")
+        outcome = _outcome(row)
+        if outcome is None:
+            ET.SubElement(case, "system-out").text = _measured(row, row["rule"])
+        elif outcome[0] == "skipped":
+            ET.SubElement(case, "skipped", message=outcome[1])
             counts["skipped"] += 1
-        elif not row["passed"]:
-            message = (f"{rule}: measured {number(row['measured'], unit)} at {number(row['calls_per_s'], 'calls/s')}"
-                       f" (margin {number(row['margin_pct'], '%')})")
-            ET.SubElement(case, "failure", message=message, type="RequirementBroken").text = message
-            counts["failures"] += 1
         else:
-            ET.SubElement(case, "system-out").text = (
-                f"{rule}: measured {number(row['measured'], unit)} at {number(row['calls_per_s'], 'calls/s')}")
+            ET.SubElement(case, "failure", message=outcome[1], type=outcome[0]).text = outcome[1]
+            counts["failures"] += 1
     for event in _new_regressions(data):
         case = ET.SubElement(suite, "testcase", classname=f"{run['run_id']}.history",
                              name=f"{event['sides']}: {event['metrics']} at {event['run_id']} ({event['event_id']})")
@@ -69,6 +64,26 @@ def junit_xml(data: ReportData) -> str:
     root.append(suite)
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _measured(row: dict, rule: str, margin: str = "") -> str:
+    unit = metric_unit(row["metric"])
+    text = f"{rule}: measured {number(row['measured'], unit)} at {number(row['calls_per_s'], 'calls/s')}"
+    return text + (f" (margin {number(row[margin], '%')})" if margin else "")
+
+
+def _outcome(row: dict) -> tuple[str, str] | None:
+    """(`skipped` or the failure type, message) of one requirement at one iteration, None when it holds.
+
+    A skipped iteration quotes the verdicts' own reason (`judged_by`: "load is not rate_per_s=20"); the spec
+    (`rule`) is judged first, then the current expectation (`expect_rule`), each a failure of its own type."""
+    if is_missing(row["passed"]):
+        return "skipped", f"not judged: {row['judged_by']}"
+    if not row["passed"]:
+        return "RequirementBroken", _measured(row, row["rule"], "margin_pct")
+    if not is_missing(row["expect_passed"]) and not row["expect_passed"]:
+        return "ExpectationMissed", "expectation missed: " + _measured(row, row["expect_rule"], "expect_margin_pct")
+    return None
 
 
 def _new_regressions(data: ReportData) -> list[dict]:

@@ -62,12 +62,18 @@ def requirements(data: ReportData) -> str:
             if r is None or is_missing(r["measured"]):
                 cells.append('<span class="skip">no data</span>')
                 continue
-            cells.append(f"{esc(number(r['measured'], metric_unit(r['metric'])))} {status_cell(verdict_word(r['passed']))}"
-                         f"<br><span class=muted>{esc(number(r['calls_per_s'], 'calls/s'))}</span>")
+            word = verdict_word(r["passed"])
+            expected = "" if is_missing(r["expect"]) else (  # the current expectation, judged beside the spec
+                f"<br><span class=muted>expect {esc(r['op'])} {r['expect']:g}:</span> "
+                + status_cell("not judged" if is_missing(r["expect_passed"]) else "met" if r["expect_passed"] else "missed"))
+            cells.append(f"{esc(number(r['measured'], metric_unit(r['metric'])))}<br>"
+                         f"{status_cell(word)} <span class=muted>{esc(number(r['calls_per_s'], 'calls/s'))}</span>"
+                         + expected)
         rows.append(cells)
     parts.append(table(columns, rows, raw=set(range(len(columns)))))
     parts.append('<p class="note">mart verdicts: the measured value, the verdict and the throughput of each '
-                 'iteration; an iteration under the requirement\'s min_calls_per_s is not judged.</p>')
+                 'iteration, and whether it met the current expectation (expect) where the requirement has one; an '
+                 'iteration under the requirement\'s min_calls_per_s is not judged.</p>')
     return "".join(parts)
 
 
@@ -96,10 +102,14 @@ def capacity(data: ReportData, charts: dict[str, Chart]) -> str:
             word = "" if is_missing(point["scales"]) else ("scales" if point["scales"] else "saturated")
             steps.append([record["side"], str(point["iteration"]), point["series"] or "", number(point["load_level"]),
                           units.plain(point["calls_per_s"], "calls/s"), units.plain(point["load_gain_pct"], "pct"),
-                          units.plain(point["throughput_gain_pct"], "pct"), status_cell(word)])
+                          units.plain(point["throughput_gain_pct"], "pct"), status_cell(word),
+                          units.plain(point["error_rate"], "rate"),
+                          units.plain(point["calls_per_s_per_instance"], "calls/s")])
     columns = [Column("side"), Column("iteration", True), Column("series"), Column("load level", True),
                Column("calls/s", True), Column("load gain (%)", True), Column("throughput gain (%)", True),
-               Column("step")]
+               Column("step"), Column("failures (%)", True), Column("per instance (calls/s)", True)]
+    if not any(row[-1] for row in steps):  # no capacity.instance_key: no such column
+        columns, steps = columns[:-1], [row[:-1] for row in steps]
     table_html = table(columns, steps, raw={7})
     parts.append(details(f"Every step ({len(steps)})", table_html) if several.any() else table_html)
     parts.append(f'<p class="note">mart capacity: a step scales when its throughput gain is at least '
@@ -136,7 +146,7 @@ ITERATION_COLUMNS = [("iteration", "count"), ("side", ""), ("host", ""), ("calls
                      ("error_rate", "rate"), ("calls_per_s", "calls/s"), ("avg_ms", "ms"), ("p50_ms", "ms"),
                      ("p90_ms", "ms"), ("p95_ms", "ms"), ("p99_ms", "ms"), ("max_ms", "ms")]
 STATUS_COLUMNS = [("iteration", "count"), ("side", ""), ("host", ""), ("status_code", ""), ("calls", "count"),
-                  ("calls_per_s", "calls/s"), ("avg_ms", "ms"), ("p95_ms", "ms"), ("max_ms", "ms")]
+                  ("calls_per_s", "calls/s"), ("slow_calls", "count"), ("avg_ms", "ms"), ("p95_ms", "ms"), ("max_ms", "ms")]
 
 
 OFFERED_COLUMNS = [("iteration", "count"), ("load", ""), ("side", ""), ("offered_per_s", "calls/s"),
@@ -158,10 +168,17 @@ def iterations(data: ReportData) -> str:
                  'per second), achieved = calls made per second, achieved % = calls / (calls + dropped), dropped = '
                  'calls the load tool could not start, counted as failed in error_rate_with_dropped.</p>')
             + "<h3>Per HTTP status</h3>" + frame_table(data["report_status_table"], STATUS_COLUMNS)
-            + '<p class="note">mart iteration_status_stats.</p>'
+            + '<p class="note">mart iteration_status_stats' + _slow_note(data["report_status_table"]) + '.</p>'
             + ("" if hooks.empty else "<h3>Stage hooks</h3>" + frame_table(hooks, HOOK_COLUMNS)
                + '<p class="note">view iteration_hooks: the campaign\'s before_step / after_step commands per '
                  'iteration (exit code empty: it could not run); their whole output is in the bundle.</p>'))
+
+
+def _slow_note(frame: pd.DataFrame) -> str:
+    """What slow_calls counted: the calls at or over the run's slow_call_ms."""
+    if frame.empty:
+        return ""
+    return f"; slow_calls: calls at or over {number(frame['slow_call_ms'].iloc[0], 'ms')} (thresholds.slow_call_ms)"
 
 
 GAP_COLUMNS = [("iteration", "count"), ("client_calls_per_s", "calls/s"), ("server_calls_per_s", "calls/s"),

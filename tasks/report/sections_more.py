@@ -49,11 +49,25 @@ def baseline(data: ReportData) -> str:
         body = "".join(f"<h3>{esc(label)}</h3>" + table(columns, rows_of(changes), raw={10})
                        for label, changes in by_label.items())
         parts.append(details(f"Per label ({len(by_label)} labels)", body))
+    if data.host_changes:
+        parts.append(details(f"Hosts and JVMs ({len({c.host for c in data.host_changes})} hosts)", _host_changes(data)))
     parts.append('<p class="note">Iterations are matched by index. Values and % change come from the warehouse; '
                  'the tests use the raw samples: Welch t (avg), a bootstrap interval of the percentile '
                  '(p50, p90, p95, p99), Fisher (error rate), Poisson rates (throughput); beyond noise at alpha 0.01; '
                  'no test on too few samples.</p>')
     return "".join(parts)
+
+
+def _host_changes(data: ReportData) -> str:
+    """Highest and mean CPU, heap and threads per iteration and host, before and now (compare_hosts)."""
+    columns = [Column("iteration", True), Column("host"), Column("figure"), Column("before", True), Column("now", True),
+               Column("% change", True), Column("test"), Column("p", True), Column("")]
+    rows = [[str(c.iteration), c.host, c.metric, number(c.a, metric_unit(c.metric)), number(c.b, metric_unit(c.metric)),
+             number(c.change_pct, "pct"), c.test, number(c.p_value, "p"), status_cell(c.direction)]
+            for c in data.host_changes]
+    return table(columns, rows, raw={8}) + ('<p class="note">vmstat (CPU busy, % of all CPUs), jstat (heap used: '
+                                           'eden, survivors and old generation), pidstat/procfs (threads); a highest '
+                                           'value is one sample: no test.</p>')
 
 
 HOST_COLUMNS = [("host", ""), ("role", ""), ("iteration", "count"), ("samples", "count"), ("cpu_user_avg", "%"),

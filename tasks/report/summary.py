@@ -15,7 +15,7 @@ import pandas as pd
 from tasks.report import soak
 from tasks.report.data import ReportData
 from tasks.report.fmt import is_missing, markdown_safe, metric_unit, number, plain
-from tasks.warehouse.verdicts import verdict_word
+from tasks.warehouse.verdicts import expectation_text, verdict_word
 
 LATENCY = ("avg_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms")
 
@@ -175,6 +175,7 @@ def summary_json(data: ReportData, files: dict[str, str]) -> str:
         "comparison": {
             "requirements": [asdict(c) for c in data.requirement_changes],
             "metrics": [asdict(c) for c in data.comparison],
+            "hosts": [asdict(c) for c in data.host_changes],
         },
         "expectations": None if data.expectations is None else _records(data.expectations),
         "files": files,
@@ -214,7 +215,8 @@ def summary_markdown(data: ReportData, report_uri: str | None = None) -> str:
             ["requirement", "rule", "worst", "verdict", "margin", "holds up to"],
             [[r["requirement_id"], r["rule"],
               number(r["measured"], metric_unit(r["metric"])),
-              verdict_word(r["passed"], "markdown"),
+              "; ".join(filter(None, [verdict_word(r["passed"], "markdown"), expectation_text(
+                  None if is_missing(r["expect"]) else f"{r['op']} {r['expect']:g}", r["expect_passed"], "markdown")])),
               number(r["margin_pct"], "%"),
               "" if is_missing(r["holds_up_to_iteration"]) else
               f"iteration {int(r['holds_up_to_iteration'])}, {number(r['holds_up_to_calls_per_s'], 'calls/s')}"]

@@ -13,6 +13,7 @@ from typing import Any
 import duckdb
 
 from tasks.bundle.load import (
+    TOOL_KEYS,
     achieved_share,
     load_level,
     load_matches,
@@ -41,7 +42,8 @@ def series_of(load_json: str | None, key: str | None) -> str:
     """The load keys that are not part of the load level, as `k=v k=v` (`''` when there are none).
 
     A key is part of the level when changing its value changes `load_level`; the rest (a message size, a
-    payload name) tells apart the series of a campaign that ramps the same load over several of them.
+    payload name) tells apart the series of a campaign that ramps the same load over several of them. The
+    load tool's own settings (`TOOL_KEYS`: max_vus) are neither.
     """
     load = _load(load_json)
     level = load_level(load, key or None)
@@ -52,7 +54,7 @@ def series_of(load_json: str | None, key: str | None) -> str:
             return False
         return load_level({**load, name: value * 2 + 1}, key or None) != level
 
-    rest = [name for name in sorted(load) if not moves_level(name)]
+    rest = [name for name in sorted(load) if name not in TOOL_KEYS and not moves_level(name)]
     return " ".join(f"{name}={load[name]}" for name in rest)
 
 

@@ -117,7 +117,7 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
             "insert into requirements by name select $run_id as run_id, $id as requirement_id, $metric as metric, "
             "$op as op, $threshold as threshold, $side as side, $min_cps as min_calls_per_s, $label as label, "
             "$label_regex as label_regex, $host as host, $role as role, $k6_metric as k6_metric, $unit as unit, "
-            "$at_iteration as at_iteration, $at_load::json as at_load",
+            "$at_iteration as at_iteration, $at_load::json as at_load, $expect as expect, $slow_call_ms as slow_call_ms",
             [
                 {
                     "run_id": manifest.run_id,
@@ -135,6 +135,8 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
                     "unit": req.unit,
                     "at_iteration": req.at.iteration if req.at else None,
                     "at_load": json.dumps(req.at_load) if req.at_load else None,
+                    "expect": req.expect,
+                    "slow_call_ms": req.slow_call_ms,
                 }
                 for req in manifest.requirements
             ],

@@ -10,6 +10,7 @@ import duckdb
 from tasks.warehouse.models import model_sql
 
 BROKEN = {"plain": "broken", "shout": "BROKEN", "markdown": "**BROKEN**"}  # where a breach must stand out
+MISSED = {"plain": "missed", "shout": "MISSED", "markdown": "**MISSED**"}  # a current expectation not met
 
 
 def verdict_word(passed: bool | float | None, style: str = "plain") -> str:
@@ -17,6 +18,15 @@ def verdict_word(passed: bool | float | None, style: str = "plain") -> str:
     if passed is None or (isinstance(passed, float) and math.isnan(passed)):
         return "not judged"
     return "holds" if passed else BROKEN[style]
+
+
+def expectation_text(expect_rule: str | None, met: bool | float | None, style: str = "plain") -> str:
+    """A requirement's current expectation and whether it was met ("expectation server p95_ms < 200: MISSED"),
+    '' when it has none; a missed expectation stands out in `style` as a broken spec does."""
+    if expect_rule is None or (isinstance(expect_rule, float) and math.isnan(expect_rule)):
+        return ""
+    word = verdict_word(met, style)
+    return f"expectation {expect_rule}: " + ("met" if word == "holds" else MISSED[style] if word == BROKEN[style] else word)
 
 
 @dataclass(frozen=True)
@@ -29,6 +39,8 @@ class Verdict:
     passed: bool | None
     holds_up_to_iteration: int | None
     holds_up_to_calls_per_s: float | None
+    expect_rule: str | None = None  # the current expectation, worded as `rule`; None without one
+    expect_passed: bool | None = None
 
     @property
     def reach(self) -> str:
@@ -48,5 +60,7 @@ def verdicts_markdown(verdicts: list[Verdict]) -> str:
     rows = ["| requirement | rule | worst | verdict | holds up to |", "| --- | --- | ---: | --- | --- |"]
     for v in verdicts:
         worst = "" if v.measured is None else f"{v.measured:.4g}"
-        rows.append(f"| {v.requirement_id} | {v.rule} | {worst} | {verdict_word(v.passed, 'markdown')} | {v.reach} |")
+        verdict = "; ".join(filter(None, [verdict_word(v.passed, "markdown"),
+                                          expectation_text(v.expect_rule, v.expect_passed, "markdown")]))
+        rows.append(f"| {v.requirement_id} | {v.rule} | {worst} | {verdict} | {v.reach} |")
     return "\n".join(rows)

@@ -124,6 +124,15 @@ def test_show_and_the_report_print_the_matrix_and_the_hooks(matrix_run):
     assert lines[title + 1].split() == ["load", "1/64", "1/4096", "2/64", "2/4096"]
     assert [line.split()[0] for line in lines[title + 2:title + 4]] == ["2", "4"]
     assert max(len(line.rstrip()) for line in lines[title + 1:title + 4]) <= 80  # fits a terminal
+    # capacity.instance_key adapters: each step's client calls/s divided by its adapters, and its failure ratio
+    per_instance = lines.index(
+        f"{run_id}: client calls/s per instance (failure %) by load level and series adapters/message_size")
+    assert lines[per_instance + 1].split() == ["load", "1/64", "1/4096", "2/64", "2/4096"]
+    with duckdb.connect(str(bundle.parents[1] / "w.duckdb"), read_only=True) as con:
+        steps = con.execute("select iteration, load ->> 'adapters', calls_per_s, calls_per_s_per_instance from "
+                            "iteration_summary join iterations using (run_id, iteration) where run_id = $r and "
+                            "side = 'client'", {"r": run_id}).fetchall()
+    assert all(per == pytest.approx(calls / int(adapters)) for _, adapters, calls, per in steps)
     assert f"{run_id}: stage hooks per iteration (exit status, seconds)" in [line.rstrip() for line in lines]
     report = (bundle / "report" / "report.html").read_text()  # built by the flow
     assert "<h3>Stage hooks</h3>" in report and report.count("/admin/settings</td>") == 32

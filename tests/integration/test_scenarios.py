@@ -14,6 +14,7 @@ import json
 import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -153,6 +154,23 @@ def check_pull_requirements(runs: list[Run]) -> None:
     assert client[3:] == ["20.0", f"{len(kept) / seconds:.1f}", f"{100 * len(kept) / (len(kept) + lost):.2f}",
                           f"{int(lost):,}", f"{100 * len(errors) / len(kept):.2f}",
                           f"{100 * (len(errors) + lost) / (len(kept) + lost):.2f}"]
+    check_expectation_and_slow_calls(run, stated, pull)
+
+
+def check_expectation_and_slow_calls(run: Run, stated: int, pull: pd.Series) -> None:
+    """pull-p95's expectation judged beside its spec, its slow calls at its own threshold (every pull is held
+    20 ms: all of them), the rate requirement worded in %, and JUnit's skip reason the verdicts' own."""
+    ((expect, met, slow, slow_ms),) = run.query(
+        "select expect, expect_passed, slow_calls, slow_call_ms from verdicts "
+        f"where run_id = $run and requirement_id = 'pull-p95' and iteration = {stated}")
+    assert (expect, met) == (1000, bool(np.percentile(pull, 95) < 1000))
+    assert (slow, slow_ms) == (int((pull >= 20).sum()), 20) and slow > 0
+    (sentence,) = run.query("select sentence from conclusions where run_id = $run and subject = 'pull-delivered'")[0]
+    assert "limit < 1 %" in sentence and " ms" not in sentence.split("limit")[1]
+    junit = ET.parse(run.path("report") / "junit.xml").getroot()
+    skipped = {case.find("skipped").get("message") for case in junit.iter("testcase")
+               if case.get("classname").endswith(".pull-avg") and case.find("skipped") is not None}
+    assert skipped == {"not judged: load is not rate_per_s=20"}
 
 
 def check_step_ramp(runs: list[Run]) -> None:

@@ -38,6 +38,8 @@ def test_html_is_self_contained_and_says_the_verdicts(broken):
     margin = 100 * (250 - 400) / 250
     assert (f"avg-under-250: server avg 400.0 ms at 40.0 calls/s (iteration 4), limit &lt; 250 ms: does not hold at "
             f"iterations 3, 4 (margin {margin:.0f} %); holds up to iteration 2, 20.0 calls/s.") in page
+    assert "limit &lt; 500 ms: holds at every judged iteration (1, 2, 3, 4), smallest margin 20 %; holds up to " \
+           "iteration 4, 40.0 calls/s; expectation &lt; 200 ms missed at iterations 3, 4." in page
     assert "busy-only: not judged: the server side stayed under 1000 calls/s in every iteration." in page
     assert "Against the baseline pass-1, of 9 requirement checks at matching iterations: 1 now fails" in page
     assert "CPU of app was saturated in iteration 4" in page
@@ -49,14 +51,23 @@ def test_junit_has_one_testcase_per_requirement_and_iteration(broken):
     run_case, *cases = root.findall("./testsuite/testcase")
     assert (run_case.get("name"), run_case.find("failure")) == ("run verdict", None)  # a completed run
     assert len(cases) == 4 * 4 and root.get("tests") == "17"
-    failed = [(c.get("classname"), c.get("name")) for c in cases if c.find("failure") is not None]
-    assert failed == [("broken-1.avg-under-250", "iteration 3 (vus=30)"), ("broken-1.avg-under-250", "iteration 4 (vus=40)")]
+    failed = [(c.get("classname"), c.get("name"), c.find("failure").get("type"))
+              for c in cases if c.find("failure") is not None]
+    # the spec of avg-under-250 breaks at 300 and 400 ms; p95-under-500 holds its spec there but misses its
+    # expectation (< 200 ms), a failure of its own type
+    assert failed == [("broken-1.avg-under-250", "iteration 3 (vus=30)", "RequirementBroken"),
+                      ("broken-1.avg-under-250", "iteration 4 (vus=40)", "RequirementBroken"),
+                      ("broken-1.p95-under-500", "iteration 3 (vus=30)", "ExpectationMissed"),
+                      ("broken-1.p95-under-500", "iteration 4 (vus=40)", "ExpectationMissed")]
     skipped = [c for c in cases if c.find("skipped") is not None]
     assert len(skipped) == 4 and all(c.get("classname") == "broken-1.busy-only" for c in skipped)
-    assert (root.get("failures"), root.get("skipped")) == ("2", "4")
-    # the requirement's `rule` as every output prints it: side, metric, op, threshold (no unit, no scope here)
-    assert cases[2].find("failure").get("message") == \
-        "server avg_ms < 250: measured 300.0 ms at 30.0 calls/s (margin -20.0 %)"
+    # the reason is the verdicts table's (judged_by), not a sentence of its own
+    assert {c.find("skipped").get("message") for c in skipped} == {"not judged: under min_calls_per_s 1000"}
+    assert (root.get("failures"), root.get("skipped")) == ("4", "4")
+    assert cases[2].find("failure").get("message") == (
+        "server avg_ms < 250: measured 300.0 ms at 30.0 calls/s (margin -20.0 %)")
+    assert cases[14].find("failure").get("message") == (
+        f"expectation missed: server p95_ms < 200: measured 300.0 ms at 30.0 calls/s (margin {100 * (200 - 300) / 200:.1f} %)")
 
 
 def test_json_and_markdown_summaries(broken):

@@ -96,3 +96,47 @@ def test_nodes_times_threads_and_one_series_per_message_size(tmp_path):
     assert (small["saturated"], small["knee_iteration"], small["max_iteration"]) == (False, None, 2)
     assert (large["saturated"], large["knee_iteration"], large["max_iteration"]) == (True, 3, 4)
     assert large["max_calls_per_s"] == pytest.approx(5.5)
+
+
+def test_the_tools_vu_pool_is_no_series_and_sizes_sort_by_value(tmp_path):
+    from tasks.report.data import MART_ORDER
+
+    # three message sizes at rate 10 then 20 calls/s; max_vus follows the rate (k6's pool, not a load dimension)
+    sizes = [1024, 102400, 7]
+    loads = [{"rate_per_s": rate, "max_vus": rate, "message_size": size} for size in sizes for rate in (10, 20)]
+    warehouse = _ramp(tmp_path, loads, [rate * 10 for _ in sizes for rate in (10, 20)], "vu-pool")
+    series = [r["series"] for r in records(
+        warehouse, f"select series from capacity where run_id = 'vu-pool' and side = 'server' "
+                   f"order by {MART_ORDER['capacity']}")]
+    assert series == [f"message_size={size}" for size in sorted(sizes)]  # 7, 1024, 102400: not as text
+    assert all(len(capacity(warehouse, "vu-pool", series=name)["points"]) == 2 for name in series)
+    subjects = [r["subject"] for r in records(
+        warehouse, f"select subject from conclusions where run_id = 'vu-pool' and topic = 'capacity' "
+                   f"order by {MART_ORDER['conclusions']}")]
+    assert subjects == [f"server message_size={size}" for size in sorted(sizes)]
+
+
+def test_throughput_per_instance_and_the_failure_ratio_per_step(tmp_path):
+    from tasks.cli.matrix import pivot, _per_instance
+    from tasks.warehouse.connection import open_warehouse
+    from tasks.warehouse.models import model_sql
+
+    # Hono: producers (vus) ramp at 1 and at 2 adapters; calls/s per adapter is the step's calls/s / adapters
+    loads = [{"vus": v, "adapters": a} for a in (1, 2) for v in (2, 4)]
+    calls = [100, 180, 160, 300]
+    warehouse = _ramp(tmp_path, loads, calls, "hono", capacity={"load_key": "vus", "instance_key": "adapters"})
+    summary = records(warehouse, "select iteration, instances, calls_per_s, calls_per_s_per_instance, error_rate "
+                                 "from iteration_summary where run_id = 'hono' and side = 'server' order by iteration")
+    assert [r["instances"] for r in summary] == [1, 1, 2, 2]
+    assert [r["calls_per_s_per_instance"] for r in summary] == pytest.approx(
+        [n / 10 / load["adapters"] for n, load in zip(calls, loads)])  # 10 s iterations
+    points = [p for name in ("adapters=1", "adapters=2") for p in capacity(warehouse, "hono", series=name)["points"]]
+    assert [p["calls_per_s_per_instance"] for p in points] == pytest.approx([r["calls_per_s_per_instance"] for r in summary])
+    assert [p["error_rate"] for p in points] == [0.0] * 4  # every call of the fixture log is a 200
+    with open_warehouse(warehouse) as con:
+        rows = con.execute(model_sql("reports/show_matrix"), {"run_id": "hono"}).fetchall()
+    caption, columns, body = pivot(rows, _per_instance)["server"]
+    assert (caption, columns) == ("series adapters", ["load", "1", "2"])
+    assert body == [["2", "10.0 (0.00 %)", "8.0 (0.00 %)"], ["4", "18.0 (0.00 %)", "15.0 (0.00 %)"]]
+    without = _ramp(tmp_path / "plain", loads, calls, "plain")  # no instance_key: the failure ratio alone
+    assert records(without, "select max(calls_per_s_per_instance) as m from iteration_summary")[0]["m"] is None

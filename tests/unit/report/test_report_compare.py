@@ -102,6 +102,11 @@ def test_iterations_are_matched_by_index_and_loads_shown(report_warehouse):
     p95 = [c for c in changes if c.iteration == 1 and c.metric == "p95_ms" and c.side == "server"][0]
     assert (p95.test, p95.direction) == ("too few samples", "n/a")
     assert verdicts[("p95-under-500", 4)] == "no baseline"
+    # the expectation is judged on B whatever the baseline: 400 ms against < 200 ms
+    expectations = {(c.requirement_id, c.iteration): (c.expectation, c.expect_met) for c in requirements}
+    assert expectations[("p95-under-500", 4)] == ("< 200 ms: MISSED", False)
+    assert expectations[("p95-under-500", 2)] == ("< 200 ms: met", True)
+    assert expectations[("avg-under-250", 2)] == ("no higher than before beyond noise", None)
     assert {c.label for c in changes} == {"(all)"}
 
 
@@ -186,7 +191,7 @@ def test_compare_command_table_and_bad_options(tmp_path):
     assert table.returncode == 0, table.stderr
     avg = [line for line in table.stdout.splitlines() if " avg_ms " in line][0]
     assert "vus=10 -> vus=20" in avg and "< 0.001" in avg and "worse" in avg
-    for options, message in ((["--alpha", "5"], "between 0 and 1"), (["--only", "bogus"], "requirements or metrics"),
+    for options, message in ((["--alpha", "5"], "between 0 and 1"), (["--only", "bogus"], "requirements, metrics or hosts"),
                              (["-f", "xml"], "expected one of table, csv, json")):
         bad = subprocess.run([CLI, "compare", "A", "B", "-w", str(warehouse), *options], capture_output=True,
                              text=True, timeout=120)
