@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from tasks.bundle.load import load_level_key
-from tasks.report.data import ReportData, series_key
+from tasks.report.data import ReportData
 
 SIDE_STYLE = {"server": "-", "client": "--"}
 MiB = 1024 * 1024
@@ -149,7 +149,7 @@ def load_figure(data: ReportData):
     summary = summary[summary["host"] == "(all)"][["iteration", "side", "avg_ms", "p95_ms"]]
     points = points.merge(summary, on=["iteration", "side"], how="left").dropna(subset=["load_level"])
     labels = data["report_label_stats"]
-    series = sorted(points["series"].unique(), key=series_key)
+    series = list(points["series"].unique())  # capacity's order: by value (MART_ORDER)
     per_label = len(series) == 1 and labels.groupby("side")["label"].nunique().max() > 1
     columns = min(PANELS_PER_ROW, len(series))
     rows = -(-len(series) // columns)

@@ -21,7 +21,9 @@ REPORT_MARTS = ("verdicts", "capacity", "client_server_gap", "conclusions", "hos
                 "jvm_iteration_stats", "container_stats", "host_network_stats", "host_disk_stats", "process_stats",
                 "health_findings", "iteration_hooks", "soak_drift")
 MART_ORDER = {
-    "conclusions": "sort_order, subject",
+    "capacity": "side, series_order(series), series",  # sizes 7, 1024, 102400: by value, not as text
+    "conclusions": "sort_order, case when topic = 'capacity' then side end, subject like '% caution', "
+                   "series_order(subject), subject",
     "health_findings": "severity = 'ok', severity = 'warn', host, iteration nulls last, rule",
 }
 
@@ -31,38 +33,6 @@ def mart_order(mart: str) -> str:
     if mart in MART_ORDER:
         return MART_ORDER[mart]
     return ", ".join(f"{column} nulls first" for column in load_models()[mart].header.grain if column != "run_id")
-
-
-def series_key(series: str) -> tuple:
-    """A series (`message_size=7 vus=4`) in the order of its values: numbers as numbers (7, 1024, 102400, not
-    the text order 1024, 102400, 7), then text."""
-    parts = []
-    for item in (series or "").split(" "):
-        key, _, value = item.partition("=")
-        try:
-            parts.append((key, 0, float(value), ""))
-        except ValueError:
-            parts.append((key, 1, 0.0, value))
-    return tuple(parts)
-
-
-def _subject_key(subject: str) -> tuple:
-    """A conclusion's subject (`client message_size=1024`, `client caution`) in series order after its side."""
-    side, _, rest = (subject or "").partition(" ")
-    return side, rest == "caution", series_key(rest)
-
-
-def _in_series_order(data: "ReportData") -> None:
-    """Capacity rows and their conclusions sorted by their series' values (SQL sorts the text)."""
-    capacity = data.frames["capacity"]
-    if not capacity.empty:
-        order = sorted(range(len(capacity)), key=lambda i: (capacity["side"].iloc[i], series_key(capacity["series"].iloc[i])))
-        data.frames["capacity"] = capacity.iloc[order].reset_index(drop=True)
-    conclusions = data.frames["conclusions"]
-    if not conclusions.empty:
-        order = sorted(range(len(conclusions)),
-                       key=lambda i: (conclusions["sort_order"].iloc[i], _subject_key(conclusions["subject"].iloc[i])))
-        data.frames["conclusions"] = conclusions.iloc[order].reset_index(drop=True)
 
 
 class ReportError(RuntimeError):
@@ -169,7 +139,6 @@ def load_report_data(
         data.frames[mart] = _frame(con, f"select * from {mart} where run_id = $run_id order by {mart_order(mart)}",
                                    params) \
             if warehouse_has(con, mart) else pd.DataFrame()
-    _in_series_order(data)
     history = _has_history(con)
     for name in ("report_history", "report_changes", "report_events"):
         data.frames[name] = _frame(con, model_sql(f"reports/{name}"), {**params, "last_runs": HISTORY_RUNS}) \
