@@ -174,7 +174,7 @@ def _read_sources(
         progress(f"reading {source.path} ({source.kind}, {size / 1e6:.1f} MB)")
         source_key = keys[number]
         con.execute(
-            "insert into sources values ($key, $run_id, $kind, $host, $role, $side, $path, $pinned, null, $size, 0, 0)",
+            "insert into sources values ($key, $run_id, $kind, $host, $role, $side, $path, $pinned, null, $size, 0, 0, null)",
             {
                 "key": source_key,
                 "run_id": manifest.run_id,
@@ -262,6 +262,11 @@ def _finish_run(con: duckdb.DuckDBPyConnection, report: IngestReport) -> None:
         "unmapped_requests = (select count(*) from requests where run_id = $run_id and iteration is null), "
         "rejected_lines = (select count(*) from rejected_lines where run_id = $run_id) "
         "where run_id = $run_id",
+        params,
+    )
+    con.execute(  # requests placed by overlap (docs/warehouse.md, "Placing rows in iterations")
+        "update iterations set boundary_calls = (select count(*) from requests where requests.run_id = $run_id "
+        "and requests.iteration = iterations.iteration and requests.is_boundary) where run_id = $run_id",
         params,
     )
     report.requests_by_side = dict(
