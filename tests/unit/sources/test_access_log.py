@@ -48,7 +48,7 @@ def test_echo_access_logs_match_an_independent_parse(echo_access_bundle, samples
         frame["host"] = host
         frames.append(frame)
     expected = pd.concat(frames, ignore_index=True)
-    expected["iteration"] = assign_iterations(expected, windows)
+    expected["iteration"] = assign_iterations(expected, windows, resolution_s=1)  # %t: whole seconds
 
     assert report.requests_by_side == {"server": len(expected)}
     assert report.unmapped_requests == int(expected["iteration"].isna().sum()) > 0
