@@ -2,16 +2,28 @@
 -- `is_warmup`: the request started in its iteration's warm-up: kept, left out of its statistics. The test is
 -- the in_warmup macro's, written out (a public view must work on any DuckDB connection, which has no
 -- macros), on the time that placed the row: written time - skew for a host whose clock was corrected.
+-- `side`: the source's, or `background` for a call whose label a source of the run declares background
+-- traffic (sources.background_labels, globs): kept out of every tested figure on both sides.
 -- `is_boundary`: placed by overlap (sql/macros/place_in_iterations.sql): the interval its stamp stands for,
 -- [placed time, + sources.resolution_us), is not wholly inside its iteration's window.
 -- materialized: view
 -- grain: none (one row per request)
 -- upstream: request_facts, sources, iterations, clock_skew
-with facts as (
+with background as (
+    select run_id, unnest(background_labels) as label_glob from sources where background_labels is not null
+),
+
+facts as (
     select
         facts.*,
         sources.run_id,
-        sources.side,
+        case
+            when exists (
+                select 1 from background
+                where background.run_id = sources.run_id and facts.label glob background.label_glob
+            ) then 'background'
+            else sources.side
+        end as side,
         sources.host,
         sources.path as source_path,
         sources.role,

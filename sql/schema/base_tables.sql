@@ -68,6 +68,8 @@ create table if not exists sources (
 );
 -- How finely the source's clock stamps a row, in µs (docs/warehouse.md, "Placing rows in iterations").
 alter table sources add column if not exists resolution_us bigint;
+-- Globs of the labels whose calls are background traffic in the run (the source's background_labels).
+alter table sources add column if not exists background_labels varchar[];
 
 -- Requests of every request-level source; the public view `requests` adds run_id, side and host.
 create table if not exists request_facts (

@@ -24,8 +24,9 @@ class SourceKind:
 
     @property
     def valid_options(self) -> tuple[str, ...]:
-        """Its options, and `declared_rate_per_s` for request logs (a background load's own results)."""
-        return self.options + (("declared_rate_per_s",) if self.requests_side else ())
+        """Its options, and for request logs `declared_rate_per_s` (a background load's own results) and
+        `background_labels` (the labels of background calls, on every side of the run)."""
+        return self.options + (("declared_rate_per_s", "background_labels") if self.requests_side else ())
 
 
 _TIMED_SAMPLES = ("started_at", "interval_s", "timezone")

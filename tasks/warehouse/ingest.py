@@ -174,7 +174,7 @@ def _read_sources(
         progress(f"reading {source.path} ({source.kind}, {size / 1e6:.1f} MB)")
         source_key = keys[number]
         con.execute(
-            "insert into sources values ($key, $run_id, $kind, $host, $role, $side, $path, $pinned, null, $size, 0, 0, null)",
+            "insert into sources values ($key, $run_id, $kind, $host, $role, $side, $path, $pinned, null, $size, 0, 0, null, $background)",
             {
                 "key": source_key,
                 "run_id": manifest.run_id,
@@ -185,6 +185,7 @@ def _read_sources(
                 "path": source.path,
                 "pinned": source.iteration,
                 "size": size,
+                "background": source.background_labels,
             },
         )
         checked = partial(_checked, prints[source.path], f"sources.{number} ({source.path})")
