@@ -1,17 +1,23 @@
 """Placing rows in iterations (sql/macros/place_in_iterations.sql, docs/warehouse.md): known answers on a few
-stamps, then many random stamps against a brute-force reading of the rule (tests/independent.py)."""
+stamps, many random stamps against a brute-force reading of the rule (tests/independent.py), a real
+two-server bundle read with pandas, and background calls declared once."""
 
 from __future__ import annotations
 
+import gzip
+import shutil
 from datetime import datetime, timedelta, timezone
 
 import duckdb
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
+from tasks.warehouse.ingest import ingest_bundle
 from tasks.warehouse.models import run_ddl
-from tests.independent import assign_iterations
+from tests.independent import assign_iterations, read_clf_with_duration
+from tests.golden.public_tables import SAMPLES
 
 T0 = datetime(2026, 12, 2, 9, 0, tzinfo=timezone.utc)
 SECOND_US = 1_000_000
@@ -98,3 +104,61 @@ def test_the_warm_up_boundary_follows_the_same_rule(con, stamp, resolution_us, i
     got = con.execute("select in_warmup($t::timestamptz, $r, $s::timestamptz, 2.0)",
                       {"t": at(stamp), "r": resolution_us, "s": at(10)}).fetchone()[0]
     assert got is in_warmup
+
+
+def _k6_calls(path) -> int:
+    with gzip.open(path, "rt") as lines:
+        return sum(1 for line in lines if '"type":"Point"' in line and '"metric":"http_req_duration"' in line)
+
+
+@pytest.fixture(scope="module")
+def echo(tmp_path_factory):
+    """The real two-server echo bundle (k6 against two JVM services), ingested as shipped."""
+    root = tmp_path_factory.mktemp("echo") / "bundle"
+    shutil.copytree(SAMPLES / "bundle-echo", root)
+    ingest_bundle(root, root.parent / "w.duckdb", progress=lambda message: None)
+    manifest = yaml.safe_load((root / "run.yaml").read_text())
+    with duckdb.connect(str(root.parent / "w.duckdb"), read_only=True) as con:
+        stats = con.execute("select side, host, iteration, calls from iteration_stats").df()
+        boundary = dict(con.execute("select iteration, boundary_calls from iterations").fetchall())
+    return root, manifest, stats, boundary
+
+
+def test_on_a_real_bundle_the_servers_calls_equal_the_clients_per_iteration(echo):
+    root, manifest, stats, boundary = echo
+    windows = [(it["index"], it["start"], it["end"]) for it in manifest["iterations"]]
+    logs = pd.concat([read_clf_with_duration(root / s["path"]).assign(host=s["host"])
+                      for s in manifest["sources"] if s["kind"] == "access_log"], ignore_index=True)
+    logs["iteration"] = assign_iterations(logs, windows, resolution_s=1)  # %t: whole seconds
+    client = {s["iteration"]: _k6_calls(root / s["path"]) for s in manifest["sources"] if s["kind"] == "k6_json"}
+    for index, start, end in windows:
+        placed = logs[logs["iteration"] == index]
+        # the client's k6 files are pinned to their step: every call it sent then, which the servers logged
+        assert len(placed) == client[index] > 0
+        for host in ("app1", "app2"):
+            got = stats[(stats.side == "server") & (stats.host == host) & (stats.iteration == index)].calls
+            assert list(got) == [int((placed["host"] == host).sum())]
+        inside = (placed["started_at"] >= pd.Timestamp(start)) & (
+            placed["started_at"] + pd.Timedelta(seconds=1) <= pd.Timestamp(end))
+        assert boundary[index] == int((~inside).sum()) > 0  # the first and last partial seconds
+    assert logs["iteration"].notna().all()
+
+
+def test_declared_background_calls_leave_every_tested_figure(tmp_path):
+    """/health calls a server logged among the tested ones: declared once, they are side background."""
+    root = tmp_path / "bundle"
+    shutil.copytree(SAMPLES / "bundle-echo", root)
+    manifest = yaml.safe_load((root / "run.yaml").read_text())
+    log = root / "app1" / "access.log"
+    tested = read_clf_with_duration(log)
+    stamp = pd.Timestamp(manifest["iterations"][1]["start"]) + pd.Timedelta(seconds=2)
+    health = [f'127.0.0.1 - - [{stamp.strftime("%d/%b/%Y:%H:%M:%S +0000")}] "GET /health HTTP/1.1" 200 2 150'] * 40
+    log.write_text(log.read_text() + "\n".join(health) + "\n")
+    manifest["sources"][0]["background_labels"] = ["*/health"]
+    (root / "run.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    ingest_bundle(root, tmp_path / "w.duckdb", progress=lambda message: None)
+    with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
+        server = con.execute("select sum(calls) from iteration_stats where side = 'server' and host = 'app1'").fetchone()
+        background = con.execute("select iteration, host, calls from iteration_stats where side = 'background'").fetchall()
+    assert server[0] == len(tested)  # every /echo call of app1 is in an iteration, no /health call
+    assert background == [(2, "app1", 40)]
