@@ -6,16 +6,12 @@
 -- grain: source_key, line_no, container -- one row per sample (docker stats: per container) of a source
 -- upstream: stg_host_samples, load_context, placed_in_iterations
 -- stg_host_samples: the source's staging relation under one name (sources/host_metrics.py: load_samples).
-with placed as (
-    select * from placed_in_iterations('stg_host_samples', epoch_us(sampled_at))
-),
-
-final as (
+with final as (
     select
         (select run_id from load_context) as run_id,
         (select source_key from load_context) as source_key,
         *
-    from placed
+    from placed_in_iterations('stg_host_samples', epoch_us(sampled_at))
 )
 
 select * from final

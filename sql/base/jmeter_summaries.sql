@@ -3,11 +3,7 @@
 -- materialized: incremental
 -- grain: run_id, path, line_no
 -- upstream: stg_jmeter__summaries, load_context, placed_in_iterations
-with placed as (
-    select * from placed_in_iterations('stg_jmeter__summaries', epoch_us(logged_at))
-),
-
-final as (
+with final as (
     select
         (select run_id from load_context) as run_id,
         (select host from load_context) as host,
@@ -28,7 +24,7 @@ final as (
         started,
         finished,
         iteration
-    from placed
+    from placed_in_iterations('stg_jmeter__summaries', epoch_us(logged_at))
 )
 
 select * from final

@@ -3,13 +3,9 @@
 -- materialized: incremental
 -- grain: none (one row per point)
 -- upstream: stg_k6__metric_points, load_context, placed_in_iterations
-with placed as (
-    select * from placed_in_iterations('stg_k6__metric_points', epoch_us(emitted_at))
-),
-
-final as (
+with final as (
     select (select source_key from load_context) as source_key, metric, metric_type, label, emitted_at, value, iteration
-    from placed
+    from placed_in_iterations('stg_k6__metric_points', epoch_us(emitted_at))
 )
 
 select * from final

@@ -5,11 +5,7 @@
 -- grain: none (one row per logged request)
 -- upstream: stg_requests, load_context, placed_in_iterations
 -- stg_requests: the source's staging view under one name (tasks/warehouse/sources/base.py: load_requests).
-with placed as (
-    select * from placed_in_iterations('stg_requests', epoch_us(started_at))
-),
-
-final as (
+with final as (
     select
         (select source_key from load_context) as source_key,
         label,
@@ -20,7 +16,7 @@ final as (
         is_error,
         bytes,
         iteration
-    from placed
+    from placed_in_iterations('stg_requests', epoch_us(started_at))
 )
 
 select * from final

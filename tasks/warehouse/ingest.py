@@ -174,7 +174,8 @@ def _read_sources(
         progress(f"reading {source.path} ({source.kind}, {size / 1e6:.1f} MB)")
         source_key = keys[number]
         con.execute(
-            "insert into sources values ($key, $run_id, $kind, $host, $role, $side, $path, $pinned, null, $size, 0, 0, null, $background)",
+            "insert into sources values ($key, $run_id, $kind, $host, $role, $side, $path, $pinned, null, $size, 0, 0, "
+            "null, $background)",
             {
                 "key": source_key,
                 "run_id": manifest.run_id,

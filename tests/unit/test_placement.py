@@ -158,7 +158,9 @@ def test_declared_background_calls_leave_every_tested_figure(tmp_path):
     (root / "run.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
     ingest_bundle(root, tmp_path / "w.duckdb", progress=lambda message: None)
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
-        server = con.execute("select sum(calls) from iteration_stats where side = 'server' and host = 'app1'").fetchone()
-        background = con.execute("select iteration, host, calls from iteration_stats where side = 'background'").fetchall()
+        server = con.execute(
+            "select sum(calls) from iteration_stats where side = 'server' and host = 'app1'").fetchone()
+        background = con.execute(
+            "select iteration, host, calls from iteration_stats where side = 'background'").fetchall()
     assert server[0] == len(tested)  # every /echo call of app1 is in an iteration, no /health call
     assert background == [(2, "app1", 40)]

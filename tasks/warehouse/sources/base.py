@@ -79,7 +79,8 @@ def set_load_context(ctx: SourceContext, resolution_us: int | None = None, **set
     never from input; values are bound parameters.
     """
     resolution = KINDS[ctx.source.kind].resolution_us if resolution_us is None else resolution_us
-    ctx.con.execute("update sources set resolution_us = $r where source_key = $k", {"r": resolution, "k": ctx.source_key})
+    ctx.con.execute("update sources set resolution_us = $r where source_key = $k",
+                    {"r": resolution, "k": ctx.source_key})
     publish_load_context(ctx.con, ctx.source_key, **settings)
 
 
