@@ -10,7 +10,9 @@
 -- grain: none (one row per request)
 -- upstream: request_facts, sources, iterations, clock_skew
 with background as (
-    select run_id, unnest(background_labels) as label_glob from sources where background_labels is not null
+    select run_id, list(label_glob) as label_globs
+    from (select run_id, unnest(background_labels) as label_glob from sources where background_labels is not null)
+    group by run_id
 ),
 
 facts as (
@@ -18,10 +20,8 @@ facts as (
         facts.*,
         sources.run_id,
         case
-            when exists (
-                select 1 from background
-                where background.run_id = sources.run_id and facts.label glob background.label_glob
-            ) then 'background'
+            when len(list_filter(background.label_globs, label_glob -> facts.label glob label_glob)) > 0
+                then 'background'
             else sources.side
         end as side,
         sources.host,
@@ -32,6 +32,7 @@ facts as (
         epoch_us(facts.started_at) - coalesce(round(skews.skew_s * 1000000)::bigint, 0) as placed_us
     from request_facts as facts
     join sources using (source_key)
+    left join background on background.run_id = sources.run_id
     left join clock_skew as skews
         on skews.run_id = sources.run_id and skews.host = sources.host and skews.is_corrected
         and sources.side = 'server' and sources.pinned_iteration is null
