@@ -20,7 +20,8 @@ facts as (
         facts.*,
         sources.run_id,
         case
-            when len(list_filter(background.label_globs, label_glob -> facts.label glob label_glob)) > 0
+            when background.label_globs is null then sources.side  -- most runs: no glob tested per row
+            when len(list_filter(background.label_globs, lambda label_glob: facts.label glob label_glob)) > 0
                 then 'background'
             else sources.side
         end as side,
