@@ -33,12 +33,23 @@ def read_clf_with_duration(path: Path, duration_to_ms: float = 1.0) -> pd.DataFr
     return pd.DataFrame(rows)
 
 
-def assign_iterations(frame: pd.DataFrame, windows: list[tuple[int, str, str]]) -> pd.Series:
-    """Iteration of each row by start <= started_at < end; NaN outside every window."""
+def assign_iterations(frame: pd.DataFrame, windows: list[tuple[int, str, str]], resolution_s: float = 0) -> pd.Series:
+    """Iteration of each row by the placement rule (docs/warehouse.md), by brute force over every window: the
+    stamp t stands for [t, t + resolution_s); the window it overlaps most wins (equal: the earlier); with
+    resolution 0, start <= t < end. NaN outside every window."""
+    times = frame["started_at"]
     result = pd.Series(np.nan, index=frame.index)
-    for index, start, end in windows:
-        inside = (frame["started_at"] >= pd.Timestamp(start)) & (frame["started_at"] < pd.Timestamp(end))
-        result[inside] = index
+    best = pd.Series(0.0, index=frame.index)
+    for index, start, end in sorted(windows, key=lambda window: pd.Timestamp(window[1])):
+        start, end = pd.Timestamp(start), pd.Timestamp(end)
+        if resolution_s == 0:
+            wins = (times >= start) & (times < end)
+        else:
+            reach = pd.Timedelta(seconds=resolution_s)
+            overlap = ((times + reach).clip(upper=end) - times.clip(lower=start)).dt.total_seconds()
+            wins = (overlap > 0) & (overlap > best)
+            best[wins] = overlap[wins]
+        result[wins] = index
     return result
 
 

@@ -1,33 +1,13 @@
--- Places every summariser line in its iteration by the time it was logged (start <= logged_at < end), or
--- in the source's pinned iteration; a line in no iteration (or without a time) keeps iteration = null.
+-- Places every summariser line in its iteration by the time it was logged, by the one rule
+-- (sql/macros/place_in_iterations.sql); a line in no iteration (or without a time) keeps iteration = null.
 -- materialized: incremental
 -- grain: run_id, path, line_no
--- upstream: stg_jmeter__summaries, load_context, iteration_buckets
--- load_context: run_id, pinned_iteration, host and path of the log.
-with staged as (
-    select *, epoch_us(logged_at) as logged_us from stg_jmeter__summaries
-),
-
-context as (
-    select * from load_context
-),
-
-placed as (
+-- upstream: stg_jmeter__summaries, load_context, placed_in_iterations
+with final as (
     select
-        staged.*,
-        coalesce((select pinned_iteration from context), buckets.iteration) as iteration
-    from staged
-    left join iteration_buckets((select run_id from context)) as buckets
-        on staged.logged_us // iteration_bucket_width_us((select run_id from context)) = buckets.bucket_no
-        and staged.logged_us >= buckets.start_us
-        and staged.logged_us < buckets.end_us
-),
-
-final as (
-    select
-        (select run_id from context) as run_id,
-        (select host from context) as host,
-        (select path from context) as path,
+        (select run_id from load_context) as run_id,
+        (select host from load_context) as host,
+        (select path from load_context) as path,
         line_no,
         logged_at,
         summariser,
@@ -44,7 +24,7 @@ final as (
         started,
         finished,
         iteration
-    from placed
+    from placed_in_iterations('stg_jmeter__summaries', epoch_us(logged_at))
 )
 
 select * from final

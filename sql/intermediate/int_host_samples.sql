@@ -30,7 +30,7 @@ placed as (
 final as (
     select
         placed.*,
-        in_warmup(make_timestamptz(placed.placed_us), windows.started_at, windows.warmup_s) as is_warmup
+        in_warmup(make_timestamptz(placed.placed_us), 0, windows.started_at, windows.warmup_s) as is_warmup
     from placed
     left join windows using (iteration)
 )

@@ -5,7 +5,7 @@
 -- grain: none (one row per point)
 -- upstream: k6_metric_points, sources, iterations, in_warmup
 with run_sources as (
-    select source_key, side, host, role from sources where run_id = $run_id
+    select source_key, side, host, role, coalesce(resolution_us, 0) as resolution_us from sources where run_id = $run_id
 ),
 
 windows as (
@@ -18,7 +18,7 @@ final as (
         run_sources.host,
         run_sources.role,
         points.*,
-        in_warmup(points.emitted_at, windows.started_at, windows.warmup_s) as is_warmup
+        in_warmup(points.emitted_at, run_sources.resolution_us, windows.started_at, windows.warmup_s) as is_warmup
     from k6_metric_points as points
     join run_sources using (source_key)
     left join windows using (iteration)

@@ -2,13 +2,47 @@
 -- `is_warmup`: the request started in its iteration's warm-up: kept, left out of its statistics. The test is
 -- the in_warmup macro's, written out (a public view must work on any DuckDB connection, which has no
 -- macros), on the time that placed the row: written time - skew for a host whose clock was corrected.
+-- `side`: the source's, or `background` for a call whose label a source of the run declares background
+-- traffic (sources.background_labels, globs): kept out of every tested figure on both sides.
+-- `is_boundary`: placed by overlap (sql/macros/place_in_iterations.sql): the interval its stamp stands for,
+-- [placed time, + sources.resolution_us), is not wholly inside its iteration's window.
 -- materialized: view
 -- grain: none (one row per request)
 -- upstream: request_facts, sources, iterations, clock_skew
+with background as (
+    select run_id, list(label_glob) as label_globs
+    from (select run_id, unnest(background_labels) as label_glob from sources where background_labels is not null)
+    group by run_id
+),
+
+facts as (
+    select
+        facts.*,
+        sources.run_id,
+        case
+            when background.label_globs is null then sources.side  -- most runs: no glob tested per row
+            when len(list_filter(background.label_globs, lambda label_glob: facts.label glob label_glob)) > 0
+                then 'background'
+            else sources.side
+        end as side,
+        sources.host,
+        sources.path as source_path,
+        sources.role,
+        sources.pinned_iteration,
+        coalesce(sources.resolution_us, 0) as resolution_us,
+        epoch_us(facts.started_at) - coalesce(round(skews.skew_s * 1000000)::bigint, 0) as placed_us
+    from request_facts as facts
+    join sources using (source_key)
+    left join background on background.run_id = sources.run_id
+    left join clock_skew as skews
+        on skews.run_id = sources.run_id and skews.host = sources.host and skews.is_corrected
+        and sources.side = 'server' and sources.pinned_iteration is null
+)
+
 select
-    sources.run_id,
-    sources.side,
-    sources.host,
+    facts.run_id,
+    facts.side,
+    facts.host,
     facts.label,
     facts.method,
     facts.started_at,
@@ -17,17 +51,22 @@ select
     facts.is_error,
     facts.bytes,
     facts.iteration,
-    sources.path as source_path,
+    facts.source_path,
     coalesce(
         iterations.warmup_s > 0
-        and epoch_us(facts.started_at) - coalesce(round(skews.skew_s * 1000000)::bigint, 0)
-            < epoch_us(iterations.started_at) + round(iterations.warmup_s * 1000000)::bigint,
+        and 2 * facts.placed_us + facts.resolution_us
+            < 2 * (epoch_us(iterations.started_at) + round(iterations.warmup_s * 1000000)::bigint)
+            + sign(facts.resolution_us),
         false
     ) as is_warmup,
-    sources.role
-from request_facts as facts
-join sources using (source_key)
-left join iterations on iterations.run_id = sources.run_id and iterations.iteration = facts.iteration
-left join clock_skew as skews
-    on skews.run_id = sources.run_id and skews.host = sources.host and skews.is_corrected
-    and sources.side = 'server' and sources.pinned_iteration is null
+    facts.role,
+    coalesce(
+        facts.pinned_iteration is null
+        and not (
+            facts.placed_us >= epoch_us(iterations.started_at)
+            and facts.placed_us + facts.resolution_us <= epoch_us(iterations.ended_at)
+        ),
+        false
+    ) as is_boundary
+from facts
+left join iterations on iterations.run_id = facts.run_id and iterations.iteration = facts.iteration

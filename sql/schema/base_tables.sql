@@ -39,6 +39,8 @@ create table if not exists requirements (
 );
 -- An iteration's warm-up (docs/bundle-format.md); duration_s is the time after it.
 alter table iterations add column if not exists warmup_s double default 0;
+-- Requests placed in the iteration by overlap: their stamp's interval is not wholly inside its window.
+alter table iterations add column if not exists boundary_calls bigint default 0;
 -- A requirement's scope (docs/bundle-format.md "Requirements"); added after the first release, hence the alter.
 alter table requirements add column if not exists label varchar;
 alter table requirements add column if not exists label_regex varchar;
@@ -67,6 +69,10 @@ create table if not exists sources (
     rows_loaded bigint,
     rows_rejected bigint
 );
+-- How finely the source's clock stamps a row, in µs (docs/warehouse.md, "Placing rows in iterations").
+alter table sources add column if not exists resolution_us bigint;
+-- Globs of the labels whose calls are background traffic in the run (the source's background_labels).
+alter table sources add column if not exists background_labels varchar[];
 
 -- Requests of every request-level source; the public view `requests` adds run_id, side and host.
 create table if not exists request_facts (

@@ -17,22 +17,29 @@ class SourceKind:
     default_role: str  # "loadgen" for load-tool output, "sut" for the service's own logs
     reader: str  # module of tasks.warehouse.sources with `read_<kind>(ctx)` or `read(ctx)`
     options: tuple[str, ...] = ()  # the reader's options a source of this kind may set (docs/bundle-format.md)
+    # How finely its clock stamps a row, in microseconds: a stamp t stands for [t, t + resolution_us) when
+    # rows are placed in iterations (docs/warehouse.md). A reader whose file says otherwise (an access log
+    # stamping epoch milliseconds) passes its own to set_load_context. 0: an instant (host samples).
+    resolution_us: int = 0
 
     @property
     def valid_options(self) -> tuple[str, ...]:
-        """Its options, and `declared_rate_per_s` for request logs (a background load's own results)."""
-        return self.options + (("declared_rate_per_s",) if self.requests_side else ())
+        """Its options, and for request logs `declared_rate_per_s` (a background load's own results) and
+        `background_labels` (the labels of background calls, on every side of the run)."""
+        return self.options + (("declared_rate_per_s", "background_labels") if self.requests_side else ())
 
 
 _TIMED_SAMPLES = ("started_at", "interval_s", "timezone")
 
 KINDS: dict[str, SourceKind] = {
     "access_log": SourceKind("server", "sut", "access_log",
-                             ("format", "preset", "duration_unit", "time_is_end", "regex", "time_format")),
-    "jtl": SourceKind("client", "loadgen", "jtl", ("encoding", "delimiter", "columns", "timestamp_format")),
-    "k6_json": SourceKind("client", "loadgen", "k6"),
-    "k6_csv": SourceKind("client", "loadgen", "k6"),
-    "jmeter_log": SourceKind(None, "loadgen", "jmeter_log"),
+                             ("format", "preset", "duration_unit", "time_is_end", "regex", "time_format"),
+                             resolution_us=1_000_000),  # %t, $time_local: whole seconds
+    "jtl": SourceKind("client", "loadgen", "jtl", ("encoding", "delimiter", "columns", "timestamp_format"),
+                      resolution_us=1_000),  # timeStamp: epoch ms
+    "k6_json": SourceKind("client", "loadgen", "k6", resolution_us=1),  # RFC 3339 times, µs kept
+    "k6_csv": SourceKind("client", "loadgen", "k6", resolution_us=1_000_000),  # timeFormat unix: seconds
+    "jmeter_log": SourceKind(None, "loadgen", "jmeter_log", resolution_us=1_000),  # log4j time, ms
     "k6_summary": SourceKind(None, "loadgen", "k6", ("tolerance",)),
     "vmstat": SourceKind(None, "sut", "vmstat", _TIMED_SAMPLES + ("unit",)),
     "jstat": SourceKind(None, "sut", "jstat", _TIMED_SAMPLES + ("first_sample_at", "jvm_started_at")),

@@ -201,6 +201,19 @@ class Source(StrictModel):
             raise ValueError(f"path {value!r} must be relative and stay inside the bundle")
         return value
 
+    @model_validator(mode="after")
+    def _background_labels(self) -> Source:
+        labels = self.options.get("background_labels")
+        if labels is not None and (not isinstance(labels, list) or not labels
+                                   or not all(isinstance(label, str) and label for label in labels)):
+            raise ValueError(f"background_labels: expected a list of label globs such as ['*/health'], got {labels!r}")
+        return self
+
+    @property
+    def background_labels(self) -> list[str] | None:
+        """Globs of the labels whose calls are background traffic in the whole run (docs/bundle-format.md)."""
+        return self.options.get("background_labels")
+
     @property
     def options(self) -> dict[str, Any]:
         """The kind-specific options (fields this model does not declare)."""

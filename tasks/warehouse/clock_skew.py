@@ -19,6 +19,7 @@ import duckdb
 from tasks.bundle.manifest import Manifest
 from tasks.bundle.thresholds import THRESHOLDS
 from tasks.warehouse.models import build_model, drop_model
+from tasks.warehouse.sources.base import publish_load_context
 
 MAX_MISMATCH_SHARE = 0.5  # above it the two sides do not log the same traffic: the estimate is not used
 MIN_REQUESTS = 20  # per side, near the run
@@ -51,24 +52,30 @@ def skew_parameters(manifest: Manifest) -> dict[str, object]:
 
 
 def _apply_moves(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
-    """Update the iteration of the moved rows and count them per host in clock_skew."""
+    """Update the iteration of the moved rows, source by source (each at its own resolution), and count
+    them per host in clock_skew."""
     params = {"run_id": run_id}
-    build_model(con, "int_clock_moves", params)
-    for table, fact_table in (("request_facts", "request"), ("host_sample_facts", "sample")):
-        con.execute(
-            f"update {table} set iteration = moves.placed_iteration from int_clock_moves as moves "
-            f"where moves.fact_table = '{fact_table}' and {table}.rowid = moves.fact_rowid"
-        )
+    con.execute("create or replace temp table clock_moves (host varchar, fact_table varchar)")
+    for source_key, in con.execute("select source_key from clock_corrections($run_id)", params).fetchall():
+        publish_load_context(con, source_key)
+        build_model(con, "int_clock_moves", params)
+        for table, fact_table in (("request_facts", "request"), ("host_sample_facts", "sample")):
+            con.execute(
+                f"update {table} set iteration = moves.placed_iteration from int_clock_moves as moves "
+                f"where moves.fact_table = '{fact_table}' and {table}.rowid = moves.fact_rowid"
+            )
+        con.execute("insert into clock_moves select host, fact_table from int_clock_moves")
     con.execute(
         "update clock_skew set "
-        "requests_replaced = (select count(*) from int_clock_moves as m where m.host = clock_skew.host "
+        "requests_replaced = (select count(*) from clock_moves as m where m.host = clock_skew.host "
         "and m.fact_table = 'request'), "
-        "samples_replaced = (select count(*) from int_clock_moves as m where m.host = clock_skew.host "
+        "samples_replaced = (select count(*) from clock_moves as m where m.host = clock_skew.host "
         "and m.fact_table = 'sample') "
         "where run_id = $run_id and is_corrected",
         params,
     )
     drop_model(con, "int_clock_moves")
+    con.execute("drop table clock_moves")
 
 
 def place_by_corrected_clocks(

@@ -176,7 +176,8 @@ def _read_sources(
         progress(f"reading {source.path} ({source.kind}, {size / 1e6:.1f} MB)")
         source_key = keys[number]
         con.execute(
-            "insert into sources values ($key, $run_id, $kind, $host, $role, $side, $path, $pinned, null, $size, 0, 0)",
+            "insert into sources values ($key, $run_id, $kind, $host, $role, $side, $path, $pinned, null, $size, 0, 0, "
+            "null, $background)",
             {
                 "key": source_key,
                 "run_id": manifest.run_id,
@@ -187,6 +188,7 @@ def _read_sources(
                 "path": source.path,
                 "pinned": source.iteration,
                 "size": size,
+                "background": source.background_labels,
             },
         )
         checked = partial(_checked, prints[source.path], f"sources.{number} ({source.path})")
@@ -264,6 +266,11 @@ def _finish_run(con: duckdb.DuckDBPyConnection, report: IngestReport) -> None:
         "unmapped_requests = (select count(*) from requests where run_id = $run_id and iteration is null), "
         "rejected_lines = (select count(*) from rejected_lines where run_id = $run_id) "
         "where run_id = $run_id",
+        params,
+    )
+    con.execute(  # requests placed by overlap (docs/warehouse.md, "Placing rows in iterations")
+        "update iterations set boundary_calls = (select count(*) from requests where requests.run_id = $run_id "
+        "and requests.iteration = iterations.iteration and requests.is_boundary) where run_id = $run_id",
         params,
     )
     report.requests_by_side = dict(

@@ -67,7 +67,7 @@ def test_server_side_matches_the_access_logs(loaded):
         frame["host"] = source["host"]
         frames.append(frame)
     expected = pd.concat(frames, ignore_index=True)
-    expected["iteration"] = assign_iterations(expected, windows)
+    expected["iteration"] = assign_iterations(expected, windows, resolution_s=1)  # %t: whole seconds
     assert report.requests_by_side["server"] == len(expected)
     got = _df(warehouse, "select * from iteration_stats where side = 'server'")
     for row in got.itertuples():

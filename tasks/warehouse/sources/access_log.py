@@ -73,6 +73,14 @@ def _duration_to_ms(ctx: SourceContext, layout: Layout) -> float:
     return DURATION_SCALE_TO_MS.get(unit, 1.0)
 
 
+def _resolution_us(layout: Layout) -> int | None:
+    """How finely the pattern's time item stamps: an epoch number's unit (nginx `$msec`: ms), else the
+    kind's whole second (`%t`, `$time_local`, and the regex path's times)."""
+    if "ts_epoch" in layout.fields:
+        return EPOCH_TO_US[layout.epoch_unit]
+    return 1_000 if "ts_epoch_s" in layout.fields else None
+
+
 def _read_delimited(ctx: SourceContext, layout: Layout, path: Path, store: bool) -> duckdb.DuckDBPyRelation:
     """The delimited path: DuckDB's CSV reader with a layout compiled from the server's pattern (`store`:
     keep refused lines in reject_errors, csv_pieces.error_options)."""
@@ -107,6 +115,7 @@ def _load(ctx: SourceContext, layout: Layout, raw: duckdb.DuckDBPyRelation) -> N
     raw.create_view("raw_access_log", replace=True)
     set_load_context(
         ctx,
+        _resolution_us(layout),
         duration_to_ms=_duration_to_ms(ctx, layout),
         time_is_end=bool(ctx.option("time_is_end", layout.time_is_end)),
     )

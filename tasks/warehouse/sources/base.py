@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 
 from tasks.bundle.files import Fingerprint
+from tasks.bundle.kinds import KINDS
 from tasks.bundle.manifest import Manifest, Source
 from tasks.bundle.thresholds import THRESHOLDS
 from tasks.warehouse.models import build_model, model_sql
@@ -69,18 +70,27 @@ class SourceResult:
         return 100.0 * self.rejected / total if total else 0.0
 
 
-def set_load_context(ctx: SourceContext, **settings: Any) -> None:
+def set_load_context(ctx: SourceContext, resolution_us: int | None = None, **settings: Any) -> None:
     """Publish this source's values to SQL as the one-row temp table `load_context`.
 
-    Staging views and the `request_facts` model read their values from it (run_id, source_key,
-    pinned_iteration and any reader `settings`, e.g. `duration_to_ms`). Setting names come from reader
-    code, never from input; values are bound parameters.
+    Staging views and the placing models read their values from it: its row of `sources` (run_id,
+    source_key, pinned_iteration, host, path, resolution_us: the kind's, unless the reader knows its file's
+    clock better) and any reader `settings`, e.g. `duration_to_ms`. Setting names come from reader code,
+    never from input; values are bound parameters.
     """
+    resolution = KINDS[ctx.source.kind].resolution_us if resolution_us is None else resolution_us
+    ctx.con.execute("update sources set resolution_us = $r where source_key = $k",
+                    {"r": resolution, "k": ctx.source_key})
+    publish_load_context(ctx.con, ctx.source_key, **settings)
+
+
+def publish_load_context(con: duckdb.DuckDBPyConnection, source_key: int, **settings: Any) -> None:
+    """`load_context` from the source's row of `sources` plus `settings` (see set_load_context)."""
     extra = "".join(f", ${name} as {name}" for name in settings)
-    ctx.con.execute(
-        "create or replace temp table load_context as select $run_id::varchar as run_id, "
-        f"$source_key::integer as source_key, $pinned_iteration::integer as pinned_iteration{extra}",
-        {"run_id": ctx.manifest.run_id, "source_key": ctx.source_key, "pinned_iteration": ctx.source.iteration, **settings},
+    con.execute(
+        "create or replace temp table load_context as select run_id, source_key, pinned_iteration, host, path, "
+        f"resolution_us{extra} from sources where source_key = $source_key",
+        {"source_key": source_key, **settings},
     )
 
 

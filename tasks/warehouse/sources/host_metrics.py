@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import duckdb
 
 from tasks.warehouse.models import build_model
-from tasks.warehouse.sources.base import SourceContext, SourceError
+from tasks.warehouse.sources.base import SourceContext, SourceError, set_load_context
 
 # `2026-12-02T09:46:42.243Z`, `2026-12-02 09:46:42`, `date --iso-8601=ns` (`...42,123456789+00:00`).
 _ISO = (
@@ -197,8 +197,8 @@ def load_samples(ctx: SourceContext, staged: duckdb.DuckDBPyRelation, time_basis
          "kind": ctx.source.kind, "path": ctx.source.path, "basis": time_basis},
     )
     staged.create_view("stg_host_samples", replace=True)
-    build_model(con, "host_sample_facts",
-                {"run_id": ctx.manifest.run_id, "source_key": ctx.source_key, "pinned_iteration": ctx.source.iteration})
+    set_load_context(ctx)
+    build_model(con, "host_sample_facts")
     con.execute("drop view stg_host_samples")
     rows, untimed, outside = con.execute(
         "select count(*), count(*) filter (where sampled_at is null), "

@@ -32,7 +32,7 @@ def read(ctx: SourceContext) -> SourceResult:
     if not rows:
         return SourceResult(rejected=len(rejects), notes=(f"{ctx.source.path}: no summariser lines",))
     ctx.con.from_df(_frame(rows)).create_view("raw_jmeter_summaries", replace=True)
-    set_load_context(ctx, zone=ctx.manifest.timezone, host=ctx.source.host, path=ctx.source.path)
+    set_load_context(ctx, zone=ctx.manifest.timezone)
     build_model(ctx.con, "stg_jmeter__summaries")
     build_model(ctx.con, "jmeter_summaries")
     drop_model(ctx.con, "stg_jmeter__summaries")

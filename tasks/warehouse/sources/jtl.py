@@ -60,10 +60,11 @@ def _looks_like_xml(path: Path) -> bool:
         return handle.read(256).lstrip("\ufeff \t\r\n").startswith("<")
 
 
-def _load_raw(ctx: SourceContext, raw: duckdb.DuckDBPyRelation) -> int:
-    """Stage the raw_jtl relation in the manifest's zone and append it to request_facts; rows loaded so far."""
+def _load_raw(ctx: SourceContext, raw: duckdb.DuckDBPyRelation, resolution_us: int | None = None) -> int:
+    """Stage the raw_jtl relation in the manifest's zone and append it to request_facts; rows loaded so far.
+    `resolution_us`: the clock's, when not the kind's (ms)."""
     raw.create_view("raw_jtl", replace=True)
-    set_load_context(ctx, zone=ctx.manifest.timezone)
+    set_load_context(ctx, resolution_us, zone=ctx.manifest.timezone)
     build_model(ctx.con, "stg_jtl__samples")
     rows = load_requests(ctx, ctx.con.view("stg_jtl__samples"))
     drop_model(ctx.con, "stg_jtl__samples")
@@ -141,8 +142,10 @@ def _read_csv(ctx: SourceContext) -> SourceResult:
         return line.count(delimiter.encode()) >= separators
 
     quoting = None if encoding == "utf-16" else (b'"', b'"')  # UTF-16 bytes cannot be scanned for quotes
-    rejected = csv_pieces.load_csv(ctx, read_file, lambda raw: _load_raw(ctx, raw), has_header, starts_record,
-                                   quoting)
+    # a formatted timeStamp without a fraction of a second stamps whole seconds
+    resolution_us = 1_000_000 if time_format and not any(part in time_format for part in ("%g", "%f", "%n")) else None
+    rejected = csv_pieces.load_csv(ctx, read_file, lambda raw: _load_raw(ctx, raw, resolution_us), has_header,
+                                   starts_record, quoting)
     return SourceResult(rows=loaded_rows(ctx), rejected=rejected, notes=tuple(notes))
 
 
