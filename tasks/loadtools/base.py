@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tasks.bundle.load import achieved_share, offered_per_s
+from tasks.bundle.load_window import WINDOW_READERS, LoadWindow
 from tasks.loadtools.config import Load
 from tasks.stage.monitors import STAMP
 from tasks.stage.shell import join, quote
@@ -211,6 +212,24 @@ class LoadTool(ABC):
                     sources.append({"kind": kind, "host": r.generator, "path": f"{r.generator}/{local}",
                                     "iteration": index, "role": "loadgen"})
         return sources
+
+    def load_window(self, bundle: Path, sources: list[dict[str, Any]]) -> LoadWindow:
+        """The calls the step's result files hold and when the load ran: the first sample's start to the last
+        sample's end over every generator (bundle/load_window.py)."""
+        window = LoadWindow(0)
+        for source in sources:
+            if source["kind"] in WINDOW_READERS and (bundle / source["path"]).is_file():
+                window += WINDOW_READERS[source["kind"]](bundle / source["path"])
+        return window
+
+    def why_silent(self, running: list[Running]) -> str:
+        """What the tool said on its generators when a step sent no calls: its console output's last lines."""
+        said = []
+        for r in running:
+            tail = self.transports[r.generator].run(["tail", "-n", "5", f"{r.remote_dir}/{r.name}.log"], timeout_s=30,
+                                                    check=False, idempotent=True).stdout.strip()
+            said.append(f"{r.generator}: " + (" | ".join(tail.splitlines()) or "no output"))
+        return "; ".join(said)
 
     @abstractmethod
     def summarize(self, index: int, step: dict[str, Any], seconds: float, bundle: Path,

@@ -25,20 +25,22 @@ class JMeterTool(LoadTool):
 
     def commands(self, index: int, step: dict[str, Any]) -> dict[str, list[str]]:
         folder = self.iteration_dir(index)
-        properties = [f"-J{key}={value}" for key, value in sorted(step_variables(step, self.spec).items())]
+        generators = self.generators_for(step)
+        # `nodes` is always given: a plan shares its rate between the step's generators (rate / nodes each)
+        variables = {**step_variables(step, self.spec), "nodes": str(len(generators))}
+        properties = [f"-J{key}={value}" for key, value in sorted(variables.items())]
         return {
             generator: [
                 self.spec.binary or "jmeter", "-n", "-t", self.script_remote,
                 "-l", f"{folder}/results.jtl", "-j", f"{folder}/jmeter.log", *properties,
             ]
-            for generator in self.generators_for(step)
+            for generator in generators
         }
 
     def summarize(self, index: int, step: dict[str, Any], seconds: float, bundle: Path,
                   sources: list[dict[str, Any]]) -> StepResult:
         calls = errors = 0
         weighted = 0.0
-        window_s = 0.0
         for source in (s for s in sources if s["kind"] == "jmeter_log"):
             rows, _ = parse_lines(bundle / source["path"])
             totals = [row for row in rows if row["kind"] == "="]
@@ -46,10 +48,10 @@ class JMeterTool(LoadTool):
                 calls += totals[-1]["samples"]
                 errors += totals[-1]["errors"]
                 weighted += totals[-1]["avg_ms"] * totals[-1]["samples"]
-                window_s = max(window_s, totals[-1]["window_s"])
         metrics = {"error_rate": errors / calls if calls else 0.0}
         if calls:
             metrics["avg_ms"] = weighted / calls
-        # a throughput timer's plan against what was sent, over the time the summariser measured
-        dropped = planned_shortfall(step, calls, window_s or seconds) or 0
+        # a throughput timer's plan against what was sent, over the load's window (the summariser prints
+        # whole seconds)
+        dropped = planned_shortfall(step, calls, seconds) or 0
         return StepResult(index, step, seconds, calls, errors, metrics, int(dropped))
