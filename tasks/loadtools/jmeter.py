@@ -1,16 +1,19 @@
 """JMeter on the generators: `jmeter -n -t PLAN -l results.jtl -j jmeter.log -J<key>=<value>`.
 
 A step `{nodes: 2, threads: 5}` runs the plan on the first two generators at once, each with the step's
-variables as JMeter properties (`-Jthreads=5`); the plan reads them with `${__P(threads)}`.
+variables as JMeter properties (`-Jthreads=5`, and always `-Jnodes=N`); the plan reads them with
+`${__P(threads)}`. The step's window runs from JMeter's own test start to its last sample's end.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tasks.bundle.jmeter_summariser import parse_lines
+from tasks.bundle.jmeter_summariser import parse_lines, test_start
 from tasks.bundle.load import planned_shortfall
+from tasks.bundle.load_window import LoadWindow
 from tasks.loadtools.base import LoadTool, StepResult, step_variables
 
 
@@ -36,6 +39,16 @@ class JMeterTool(LoadTool):
             ]
             for generator in generators
         }
+
+    def load_window(self, bundle: Path, sources: list[dict[str, Any]]) -> LoadWindow:
+        """From JMeter's own test start (its log's marker: where its summariser and a throughput timer's
+        schedule start, after the JVM's start) to the last sample's end; the first sample's start without it."""
+        window = super().load_window(bundle, sources)
+        starts = [moment for source in sources if source["kind"] == "jmeter_log"
+                  and (bundle / source["path"]).is_file() and (moment := test_start(bundle / source["path"]))]
+        if window.calls and starts and min(starts) < window.first_start:
+            window = replace(window, first_start=min(starts))
+        return window
 
     def summarize(self, index: int, step: dict[str, Any], seconds: float, bundle: Path,
                   sources: list[dict[str, Any]]) -> StepResult:
