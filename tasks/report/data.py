@@ -123,7 +123,8 @@ def load_report_data(
     run["verdict"] = con.execute(model_sql("reports/run_verdict"), params).fetchone()[0]
     data = ReportData(run=run, validation_page=validation_page)
     for name in ("report_iterations", "report_iteration_table", "report_status_table", "report_minutes",
-                 "report_host_samples", "report_background_stats", "report_soak", "report_soak_windows"):
+                 "report_host_samples", "report_background_stats", "report_soak", "report_soak_windows",
+                 "report_jmeter_summary"):
         data.frames[name] = _frame(con, model_sql(f"reports/{name}"), params)
     # the background load's rate check, as the data expectations run it
     data.frames["background_rate"] = _frame(con, model_sql("checks/chk_background_load"), params)
