@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tasks.bundle.hooks import HookRun
+from tasks.bundle.kinds import HOST_SAMPLE_KINDS, KINDS
 from tasks.bundle.load_window import LoadWindow
 from tasks.bundle.manifest import Iteration, Manifest, Source
 from tasks.bundle.soak import Soak, step_with_target
@@ -23,8 +24,7 @@ from tasks.bundle.writer import write_manifest
 from tasks.campaign.soak import TargetResolver, soak_of, unpinned, window_iterations
 from tasks.campaign.spec import Campaign, load_campaign
 from tasks.loadtools.base import LoadTool, LoadToolError, Running, StepResult
-from tasks.loadtools.jmeter import JMeterTool
-from tasks.loadtools.k6 import K6Tool
+from tasks.loadtools.registry import tool_kind
 from tasks.settings import REPO
 from tasks.stage.hooks import run_hooks
 from tasks.stage.hosts import open_transport
@@ -43,11 +43,6 @@ from tasks.stage.provision import (
     teardown,
 )
 from tasks.stage.transport import Transport
-
-TOOL_CHECKS = {"k6": ["version"], "jmeter": ["--version"]}  # arguments after the binary
-MONITOR_CHECKS = {"vmstat": "vmstat -V", "jstat": "command -v jstat", "docker_stats": "docker version --format '{{.Client.Version}}'",
-                  "sar": "sar -V", "pidstat": "pidstat -V",  # sysstat; apt-get install sysstat
-                  "procfs": "test -r /proc/net/dev && test -r /proc/diskstats"}
 
 
 @dataclass
@@ -111,8 +106,7 @@ def open_run(campaign_file: Path, data_dir: Path, overrides: dict[str, Any] | No
         campaign.load.steps[0] = step_with_target(campaign.load.steps[0], soak.target)
     run.transports = {name: open_transport(host, name) for name, host in campaign.hosts.items()}
     run.lease = Lease(run.transports, f"{run_dir}/lease")
-    tool_class = K6Tool if campaign.load.tool == "k6" else JMeterTool
-    run.tool = tool_class(campaign.load, run.transports, run_dir, REPO)
+    run.tool = tool_kind(campaign.load.tool).tool_class(campaign.load, run.transports, run_dir, REPO)
     return run
 
 
@@ -122,8 +116,9 @@ def check_hosts(run: CampaignRun) -> None:
     for name, transport in run.transports.items():
         checks: list[str | list[str]] = [["mkdir", "-p", run.run_dir]]  # lists: every value quoted
         if name in run.campaign.load.generators:
-            checks.append([run.campaign.load.binary or run.campaign.load.tool, *TOOL_CHECKS[run.campaign.load.tool]])
-        checks += [MONITOR_CHECKS[m.kind] for m in run.campaign.monitors.get(name, []) if m.kind in MONITOR_CHECKS]
+            load = run.campaign.load
+            checks.append([load.binary or load.tool, *tool_kind(load.tool).version_args])
+        checks += [KINDS[m.kind].sampler_check for m in run.campaign.monitors.get(name, []) if m.kind in HOST_SAMPLE_KINDS]
         for check in checks:
             try:
                 transport.connect()
