@@ -105,14 +105,16 @@ class LoadTool(ABC):
             raise LoadToolError(f"step {step} asks for {nodes} nodes; the campaign has {len(self.spec.generators)} generators")
         return self.spec.generators[:nodes]
 
-    def iteration_dir(self, index: int) -> str:
-        return f"{self.run_dir}/iter{index}"
+    def iteration_dir(self, index: int, generator: str) -> str:
+        """Where a generator's tool writes one iteration: a folder of its own, since two generators may
+        be one machine (the local stage's, or two SSH names of one host)."""
+        return f"{self.run_dir}/iter{index}/{generator}"
 
     def start(self, index: int, step: dict[str, Any]) -> list[Running]:
         """Start the iteration on all its generators at once."""
         running = []
         for generator, command in self.commands(index, step).items():
-            folder = self.iteration_dir(index)
+            folder = self.iteration_dir(index, generator)
             at = {name: quote(f"{folder}/{name}") for name in ("started-at", "ended-at", "exit-code")}
             script = (f"{STAMP} > {at['started-at']}; {join(command)}; code=$?; "
                       f"{STAMP} > {at['ended-at']}; echo $code > {at['exit-code']}")

@@ -27,7 +27,6 @@ class JMeterTool(LoadTool):
     )
 
     def commands(self, index: int, step: dict[str, Any]) -> dict[str, list[str]]:
-        folder = self.iteration_dir(index)
         generators = self.generators_for(step)
         # `nodes` is always given: a plan shares its rate between the step's generators (rate / nodes each)
         variables = {**step_variables(step, self.spec), "nodes": str(len(generators))}
@@ -35,7 +34,8 @@ class JMeterTool(LoadTool):
         return {
             generator: [
                 self.spec.binary or "jmeter", "-n", "-t", self.script_remote,
-                "-l", f"{folder}/results.jtl", "-j", f"{folder}/jmeter.log", *properties,
+                "-l", f"{self.iteration_dir(index, generator)}/results.jtl",
+                "-j", f"{self.iteration_dir(index, generator)}/jmeter.log", *properties,
             ]
             for generator in generators
         }
