@@ -30,7 +30,7 @@ from tests.integration.test_scenarios import ACCESS_LINE
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 JMETER = Path(sys.executable).parent / "jmeter"
-DEMO_JMETER = REPO / "campaigns" / "scenarios" / "demo-jmeter.yaml"
+DEMO_JMETER = REPO / "campaigns" / "scenarios" / "demo-jmeter.yaml"  # the scenario "demo-jmeter.yaml"
 NAS = REPO / "campaigns" / "nas-broker-ramp.yaml"
 TEST_START = re.compile(r"Running test \((\d+)\)")
 SUMMARY_TOTAL = re.compile(r"summary =\s+(\d+) in [\d:]+ =\s+([\d.]+)/s")
