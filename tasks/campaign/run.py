@@ -11,19 +11,20 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tasks.bundle.hooks import HookRun
+from tasks.bundle.kinds import HOST_SAMPLE_KINDS, KINDS
+from tasks.bundle.load_window import LoadWindow
 from tasks.bundle.manifest import Iteration, Manifest, Source
 from tasks.bundle.soak import Soak, step_with_target
 from tasks.bundle.writer import write_manifest
 from tasks.campaign.soak import TargetResolver, soak_of, unpinned, window_iterations
 from tasks.campaign.spec import Campaign, load_campaign
-from tasks.loadtools.base import LoadTool, Running, StepResult
-from tasks.loadtools.jmeter import JMeterTool
-from tasks.loadtools.k6 import K6Tool
+from tasks.loadtools.base import LoadTool, LoadToolError, Running, StepResult
+from tasks.loadtools.registry import tool_kind
 from tasks.settings import REPO
 from tasks.stage.hooks import run_hooks
 from tasks.stage.hosts import open_transport
@@ -42,11 +43,6 @@ from tasks.stage.provision import (
     teardown,
 )
 from tasks.stage.transport import Transport
-
-TOOL_CHECKS = {"k6": ["version"], "jmeter": ["--version"]}  # arguments after the binary
-MONITOR_CHECKS = {"vmstat": "vmstat -V", "jstat": "command -v jstat", "docker_stats": "docker version --format '{{.Client.Version}}'",
-                  "sar": "sar -V", "pidstat": "pidstat -V",  # sysstat; apt-get install sysstat
-                  "procfs": "test -r /proc/net/dev && test -r /proc/diskstats"}
 
 
 @dataclass
@@ -110,8 +106,7 @@ def open_run(campaign_file: Path, data_dir: Path, overrides: dict[str, Any] | No
         campaign.load.steps[0] = step_with_target(campaign.load.steps[0], soak.target)
     run.transports = {name: open_transport(host, name) for name, host in campaign.hosts.items()}
     run.lease = Lease(run.transports, f"{run_dir}/lease")
-    tool_class = K6Tool if campaign.load.tool == "k6" else JMeterTool
-    run.tool = tool_class(campaign.load, run.transports, run_dir, REPO)
+    run.tool = tool_kind(campaign.load.tool).tool_class(campaign.load, run.transports, run_dir, REPO)
     return run
 
 
@@ -121,8 +116,9 @@ def check_hosts(run: CampaignRun) -> None:
     for name, transport in run.transports.items():
         checks: list[str | list[str]] = [["mkdir", "-p", run.run_dir]]  # lists: every value quoted
         if name in run.campaign.load.generators:
-            checks.append([run.campaign.load.binary or run.campaign.load.tool, *TOOL_CHECKS[run.campaign.load.tool]])
-        checks += [MONITOR_CHECKS[m.kind] for m in run.campaign.monitors.get(name, []) if m.kind in MONITOR_CHECKS]
+            load = run.campaign.load
+            checks.append([load.binary or load.tool, *tool_kind(load.tool).version_args])
+        checks += [KINDS[m.kind].sampler_check for m in run.campaign.monitors.get(name, []) if m.kind in HOST_SAMPLE_KINDS]
         for check in checks:
             try:
                 transport.connect()
@@ -172,11 +168,13 @@ def run_iteration(run: CampaignRun, index: int, step: dict[str, Any]) -> StepRes
     run.in_flight = InFlight(index, step, run.tool.start(index, step), started_at)
     run.tool.wait(run.in_flight.running, timeout_s=load.duration_s * 2 + 120)
     running, run.in_flight = run.in_flight.running, None
-    start, end = _record_iteration(run, index, step, running, started_at)
     collected = _add_sources(run, run.tool.collect(index, running, run.bundle))
+    start, end, window = _record_iteration(run, index, step, running, started_at, collected)
     for name, transport in run.transports.items():
         for outage in transport.outages[outages_before[name]:]:
             run.problems.append(f"iteration {index}: {name}: {outage}; the load ran on and was waited for")
+    if not window.calls:  # never "completed" with every requirement "not judged"
+        raise LoadToolError(f"iteration {index}: {load.tool} sent 0 calls: {run.tool.why_silent(running)}")
     result = run.tool.summarize(index, step, (end - start).total_seconds(), run.bundle, collected)
     run.results.append(result)
     dead = background_alive(run.campaign.provision, run.transports, run.run_dir)
@@ -193,20 +191,29 @@ def _hooks(run: CampaignRun, when: str, index: int, step: dict[str, Any]) -> Non
 
 
 def _record_iteration(run: CampaignRun, index: int, step: dict[str, Any], running: list[Running],
-                      started_at: datetime) -> tuple[datetime, datetime]:
-    """Add the iteration with the tool's own start and end (the generators' clocks); where a generator
-    wrote none (unreachable, or stopped), the controller's start and now."""
+                      started_at: datetime, collected: list[dict[str, Any]]) -> tuple[datetime, datetime, LoadWindow]:
+    """Add the iteration with the load's own window: its first sample's start to its last sample's end in
+    the collected results (docs/campaign-format.md, "Iteration windows"). Without a sample, the tool's
+    process times (the generators' clocks); where a generator wrote none, the controller's start and now."""
+    window = LoadWindow(0)
     try:
-        start, end = run.tool.times(running)
-    except Exception as exc:  # the host is gone: the controller's times are all there is
-        run.problems.append(f"iteration {index}: the tool's times could not be read ({exc}); the controller's kept")
-        start = end = None
+        window = run.tool.load_window(run.bundle, collected)
+    except Exception as exc:  # an unreadable result file: the warehouse rejects it with its line, this run goes on
+        run.problems.append(f"iteration {index}: the load's window could not be read ({exc}); the tool's times kept")
+    start, end = window.first_start, window.last_end
+    if start is None:
+        try:
+            start, end = run.tool.times(running)
+        except Exception as exc:  # the host is gone: the controller's times are all there is
+            run.problems.append(f"iteration {index}: the tool's times could not be read ({exc}); the controller's kept")
     start, end = _ms(start or started_at), _ms(end or datetime.now(timezone.utc))
+    if end <= start:  # a single call shorter than the millisecond
+        end = start + timedelta(milliseconds=1)
     if run.soak and run.soak.window_s:
         run.iterations += window_iterations(index, start, end, step, run.soak.window_s, run.campaign.load.warmup_s)
     else:
         run.iterations.append(Iteration(index=index, start=start, end=end, load=step, warmup_s=run.campaign.load.warmup_s))
-    return start, end
+    return start, end, window
 
 
 def _ms(moment: datetime) -> datetime:
@@ -264,12 +271,13 @@ def _collect_unfinished(run: CampaignRun) -> None:
     flight, run.in_flight = run.in_flight, None
     if flight is None:
         return
-    _record_iteration(run, flight.index, flight.step, flight.running, flight.started_at)
+    found: list[dict[str, Any]] = []
     try:
         found = _add_sources(run, run.tool.collect(flight.index, flight.running, run.bundle))
         run.problems.append(f"iteration {flight.index}: partial results kept ({len(found)} files)")
     except Exception as exc:
         run.problems.append(f"iteration {flight.index}: results could not be collected: {exc}")
+    _record_iteration(run, flight.index, flight.step, flight.running, flight.started_at, found)
 
 
 def stop_all_monitors(run: CampaignRun) -> None:

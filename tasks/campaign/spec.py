@@ -38,6 +38,7 @@ from tasks.campaign.overrides import (
 )
 from tasks.campaign.ramp import planned_steps
 from tasks.loadtools.config import Load
+from tasks.loadtools.registry import tool_kind
 from tasks.stage.config import BackgroundStep, Monitor, Step
 from tasks.stage.hooks import HOOK_SECTIONS, Hook
 from tasks.stage.provision import background_steps
@@ -88,6 +89,11 @@ class Campaign(StrictModel):
     @classmethod
     def _known_thresholds(cls, value: Any) -> Any:
         return check_threshold_names(value)
+
+    @model_validator(mode="after")
+    def _known_tool(self) -> "Campaign":
+        tool_kind(self.load.tool)
+        return self
 
     @model_validator(mode="after")
     def _hosts_exist(self) -> "Campaign":

@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from tasks.bundle.load import achieved_share, offered_per_s
+from tasks.bundle.load_window import WINDOW_READERS, LoadWindow
 from tasks.loadtools.config import Load
 from tasks.stage.monitors import STAMP
 from tasks.stage.shell import join, quote
@@ -104,14 +105,16 @@ class LoadTool(ABC):
             raise LoadToolError(f"step {step} asks for {nodes} nodes; the campaign has {len(self.spec.generators)} generators")
         return self.spec.generators[:nodes]
 
-    def iteration_dir(self, index: int) -> str:
-        return f"{self.run_dir}/iter{index}"
+    def iteration_dir(self, index: int, generator: str) -> str:
+        """Where a generator's tool writes one iteration: a folder of its own, since two generators may
+        be one machine (the local stage's, or two SSH names of one host)."""
+        return f"{self.run_dir}/iter{index}/{generator}"
 
     def start(self, index: int, step: dict[str, Any]) -> list[Running]:
         """Start the iteration on all its generators at once."""
         running = []
         for generator, command in self.commands(index, step).items():
-            folder = self.iteration_dir(index)
+            folder = self.iteration_dir(index, generator)
             at = {name: quote(f"{folder}/{name}") for name in ("started-at", "ended-at", "exit-code")}
             script = (f"{STAMP} > {at['started-at']}; {join(command)}; code=$?; "
                       f"{STAMP} > {at['ended-at']}; echo $code > {at['exit-code']}")
@@ -211,6 +214,24 @@ class LoadTool(ABC):
                     sources.append({"kind": kind, "host": r.generator, "path": f"{r.generator}/{local}",
                                     "iteration": index, "role": "loadgen"})
         return sources
+
+    def load_window(self, bundle: Path, sources: list[dict[str, Any]]) -> LoadWindow:
+        """The calls the step's result files hold and when the load ran: the first sample's start to the last
+        sample's end over every generator (bundle/load_window.py)."""
+        window = LoadWindow(0)
+        for source in sources:
+            if source["kind"] in WINDOW_READERS and (bundle / source["path"]).is_file():
+                window += WINDOW_READERS[source["kind"]](bundle / source["path"])
+        return window
+
+    def why_silent(self, running: list[Running]) -> str:
+        """What the tool said on its generators when a step sent no calls: its console output's last lines."""
+        said = []
+        for r in running:
+            tail = self.transports[r.generator].run(["tail", "-n", "5", f"{r.remote_dir}/{r.name}.log"], timeout_s=30,
+                                                    check=False, idempotent=True).stdout.strip()
+            said.append(f"{r.generator}: " + (" | ".join(tail.splitlines()) or "no output"))
+        return "; ".join(said)
 
     @abstractmethod
     def summarize(self, index: int, step: dict[str, Any], seconds: float, bundle: Path,

@@ -35,7 +35,6 @@ class K6Tool(LoadTool):
     )
 
     def commands(self, index: int, step: dict[str, Any]) -> dict[str, list[str]]:
-        folder = self.iteration_dir(index)
         variables = {key.upper(): value for key, value in step_variables(step, self.spec).items()}
         variables.setdefault("DURATION", f"{self.spec.duration_s:g}s")
         env_flags = [flag for key, value in sorted(variables.items()) for flag in ("-e", f"{key}={value}")]
@@ -45,7 +44,8 @@ class K6Tool(LoadTool):
             generator: [
                 # no REST API: a second k6 on the host (a background load) would find its port taken
                 self.spec.binary or "k6", "run", "--quiet", "--no-usage-report", "--address", "",
-                "--out", f"json={folder}/k6.json.gz", "--summary-export", f"{folder}/k6-summary.json",
+                "--out", f"json={self.iteration_dir(index, generator)}/k6.json.gz",
+                "--summary-export", f"{self.iteration_dir(index, generator)}/k6-summary.json",
                 *segments[number], *env_flags, self.script_remote,
             ]
             for number, generator in enumerate(generators)

@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from tasks.report import history, sections, sections_more, soak
+from tasks.report import history, jmeter, sections, sections_more, soak
 from tasks.report.charts import Chart, load_chart, minute_chart
 from tasks.report.data import ReportData, load_report_data
 from tasks.report.fmt import is_missing
@@ -62,6 +62,7 @@ def render_html(data: ReportData, generated_at: datetime) -> str:
         *([("soak", "Soak: drift over its windows", soak.section(data))] if soak.is_soak(data) else []),
         ("iterations", "Iterations", sections.iterations(data)),
         ("background", "Background load", sections.background(data)),
+        *([("jmeter", "JMeter's own summary", jmeter.section(data))] if jmeter.has_summary(data) else []),
         ("client-server", "Client against server", sections.client_server(data)),
         ("baseline", "Against the baseline" + (f" {data.baseline}" if data.baseline else ""),
          sections_more.baseline(data)),

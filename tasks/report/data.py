@@ -128,7 +128,7 @@ def load_report_data(
     data = ReportData(run=run, validation_page=validation_page)
     for name in ("report_iterations", "report_iteration_table", "report_status_table", "report_minutes",
                  "report_host_samples", "report_background_stats", "report_soak", "report_soak_windows",
-                 "report_soak_summary", "report_soak_hosts", "report_offered"):
+                 "report_soak_summary", "report_soak_hosts", "report_offered", "report_jmeter_summary"):
         data.frames[name] = _frame(con, model_sql(f"reports/{name}"), params)
     # the background load's rate check, as the data expectations run it
     data.frames["background_rate"] = _frame(con, model_sql("checks/chk_background_load"), params)

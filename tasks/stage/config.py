@@ -6,7 +6,10 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, model_validator
 
+from tasks.bundle.kinds import HOST_SAMPLE_KINDS
 from tasks.bundle.strict import NAME_PATTERN, StrictModel
+
+MonitorKind = Literal[(*HOST_SAMPLE_KINDS, "access_log", "file")]  # samplers (tasks/bundle/kinds.py) or a file
 
 
 class RunStep(StrictModel):
@@ -83,7 +86,7 @@ Step = Annotated[
 class Monitor(StrictModel):
     """One log to collect from a host; samplers are started detached with a timestamp on every line."""
 
-    kind: Literal["vmstat", "jstat", "docker_stats", "sar", "pidstat", "procfs", "access_log", "file"]
+    kind: MonitorKind
     interval_s: float = Field(1, gt=0)
     # jstat, pidstat and procfs: the JVM (process) to watch, by pid file or by a command that prints the pid
     pid_file: str | None = None

@@ -289,6 +289,7 @@ SCENARIOS: dict[str, Scenario] = {
         check=check_matrix),
     "scale-between-steps.yaml": Scenario(runs=[], covered_by="tests/integration/test_matrix_hooks.py"),
     "soak-share-of-peak.yaml": Scenario(runs=[], covered_by="tests/integration/test_soak.py"),
+    "demo-jmeter.yaml": Scenario(runs=[], covered_by="tests/integration/test_jmeter.py"),
 }
 
 

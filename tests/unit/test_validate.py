@@ -228,3 +228,23 @@ def test_the_recorded_demo_bundle_passes(samples, tmp_path):
     warehouse = _load(tmp_path, samples / "bundle-echo")
     summary = validate_run(warehouse, "sample-echo-1")
     assert summary.success and summary.failed == [] and summary.warnings == []
+
+
+def test_a_jmeter_summary_that_disagrees_with_its_jtl_fails_and_says_so(tmp_path):
+    """JMeter's `summary =` says 102 calls; its JTL holds 100 rows (2 % apart): the expectation fails."""
+    start, _ = runs.window(1)
+    rows = "".join(f"{int((start + 1 + k * 0.05) * 1000)},12,POST /echo,200,OK,tg 1-1,text,true,,10,10,1,1,"
+                   f"http://app/echo,11,0,1\n" for k in range(100))
+    jtl = "timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage," \
+          "bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect\n" + rows
+    log = "2026-12-01 02:00:10,000 INFO o.a.j.r.Summariser: summary =    102 in 00:00:05 =   20.4/s Avg:    12 " \
+          "Min:    12 Max:    12 Err:     0 (0.00%)\n"
+    files = {"jm/jmeter-iter1.jtl": jtl, "jm/jmeter-iter1.log": log}
+    sources = [{"kind": "jtl", "host": "jm", "path": "jm/jmeter-iter1.jtl", "iteration": 1},
+               {"kind": "jmeter_log", "host": "jm", "path": "jm/jmeter-iter1.log", "iteration": 1}]
+    warehouse = _load(tmp_path, runs.write_run(tmp_path / "b", "jm", files=files, sources=sources))
+    assert not validate_run(warehouse, "jm").success
+    failures = _failures(warehouse, "jm")
+    assert ("jmeter_summaries", "summary_agrees_with_jtl") in failures
+    details = failures[("jmeter_summaries", "summary_agrees_with_jtl")][3]
+    assert _unexpected(details, "path", "summary_calls", "jtl_calls") == [("jm/jmeter-iter1.log", 102, 100)]

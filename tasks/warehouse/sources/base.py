@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 
 from tasks.bundle.files import Fingerprint
-from tasks.bundle.kinds import KINDS
+from tasks.bundle.kinds import HOST_SAMPLE_KINDS, KINDS
 from tasks.bundle.manifest import Manifest, Source
 from tasks.bundle.thresholds import THRESHOLDS
 from tasks.warehouse.models import build_model, model_sql
@@ -24,7 +24,6 @@ from tasks.warehouse.models import build_model, model_sql
 REQUEST_COLUMNS = ("label", "method", "started_at", "elapsed_ms", "status_code", "is_error", "bytes")
 EXCERPT_CHARS = 200
 REJECTS_KEPT = 10_000  # rejected lines kept per source with their reason; beyond, only counted
-SAMPLE_KINDS = ("vmstat", "jstat", "docker_stats", "sar", "pidstat", "procfs")  # the readers that append to host_sample_facts
 
 
 class SourceError(ValueError):
@@ -162,7 +161,7 @@ def reject_bad_values(ctx: SourceContext) -> int:
     """
     if ctx.source.side is not None:
         table, query = "request_facts", "rejects/request_values"
-    elif ctx.source.kind in SAMPLE_KINDS:
+    elif ctx.source.kind in HOST_SAMPLE_KINDS:
         table, query = "host_sample_facts", "rejects/sample_times"
     else:
         return 0

@@ -29,7 +29,7 @@ def test_k6_command_per_generator():
     commands = K6Tool(spec, {}, "/w/run", Path("/repo")).commands(3, {"vus": 50, "message_size": 1024})
     g1 = commands["g1"]
     assert g1[:6] == ["/v/k6", "run", "--quiet", "--no-usage-report", "--address", ""]
-    assert "json=/w/run/iter3/k6.json.gz" in g1 and g1[g1.index("--summary-export") + 1] == "/w/run/iter3/k6-summary.json"
+    assert "json=/w/run/iter3/g1/k6.json.gz" in g1 and g1[g1.index("--summary-export") + 1] == "/w/run/iter3/g1/k6-summary.json"
     assert g1[g1.index("--execution-segment") + 1] == "0:1/2"
     assert commands["g2"][commands["g2"].index("--execution-segment") + 1] == "1/2:1"
     for pair in ("VUS=50", "MESSAGE_SIZE=1024", "TARGETS=http://a", "DURATION_S=20", "DURATION=20s"):
@@ -57,10 +57,12 @@ def test_jmeter_runs_on_nodes_generators_with_properties():
     commands = tool.commands(2, {"nodes": 2, "threads": 10})
     assert sorted(commands) == ["j1", "j2"]
     assert commands["j1"] == [
-        "jmeter", "-n", "-t", "/w/run/nas-notify.jmx", "-l", "/w/run/iter2/results.jtl", "-j", "/w/run/iter2/jmeter.log",
+        "jmeter", "-n", "-t", "/w/run/nas-notify.jmx", "-l", "/w/run/iter2/j1/results.jtl", "-j", "/w/run/iter2/j1/jmeter.log",
         "-Jduration_s=900", "-Jnodes=2", "-Jthreads=10",
     ]
-    assert sorted(tool.commands(1, {"threads": 5})) == ["j1", "j2", "j3"]
+    every = tool.commands(1, {"threads": 5})
+    assert sorted(every) == ["j1", "j2", "j3"]
+    assert "-Jnodes=3" in every["j1"]  # a plan shares its rate between all the generators a step runs on
     with pytest.raises(LoadToolError, match="asks for 4 nodes; the campaign has 3 generators"):
         tool.commands(1, {"nodes": 4, "threads": 5})
 
