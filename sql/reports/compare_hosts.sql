@@ -31,7 +31,7 @@ samples as (
         host_samples.run_id in ($run_a, $run_b)
         and host_samples.kind in ('vmstat', 'jstat', 'pidstat', 'procfs')
         and not coalesce(host_samples.is_since_boot, false)
-        and not in_warmup(host_samples.sampled_at, windows.started_at, windows.warmup_s)
+        and not in_warmup(host_samples.sampled_at, 0, windows.started_at, windows.warmup_s)
 ),
 
 long as (

@@ -54,9 +54,14 @@ def sample_bundles(root: Path) -> list[Path]:
 
 
 def cell(value) -> str:
-    """A value as text, floats to 12 significant digits (a parallel sum's last bit is no change)."""
+    """A value as text, floats to 12 significant digits (a parallel sum's last bit is no change), inside lists
+    and structs too (capacity's points)."""
     if isinstance(value, float):
         return format(value, ".12g")
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(cell(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key}: {cell(item)}" for key, item in value.items()) + "}"
     return str(value)
 
 

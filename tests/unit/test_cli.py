@@ -52,7 +52,7 @@ def test_sql_json_is_an_array_of_objects(loaded):
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)
     assert [r["iteration"] for r in rows] == [1, 2, 3]
-    assert sum(r["calls"] for r in rows) == 9261 - 492
+    assert sum(r["calls"] for r in rows) == 9261  # every line in an iteration: the boundary seconds placed by overlap
 
 
 def test_sql_csv(loaded):
@@ -68,7 +68,7 @@ def test_runs_and_show(loaded):
     show = run("show", "cli-run", "-w", str(warehouse))
     assert show.returncode == 0
     lines = show.stdout.splitlines()
-    assert any(line.split()[:5] == ["3", "vus=18", "server", "(all)", "6,045"] for line in lines), show.stdout
+    assert any(line.split()[:5] == ["3", "vus=18", "server", "(all)", "6,373"] for line in lines), show.stdout
 
 
 def test_errors_go_to_stderr_with_a_nonzero_exit(loaded, tmp_path):

@@ -55,13 +55,15 @@ def test_a_paced_plans_shortfall_is_its_dropped_calls_and_counts_as_failed(wareh
 
 
 def test_the_stop_rule_reads_the_shortfall_from_the_summariser(tmp_path):
-    """stdout-summary.txt: `summary = 1044 in 00:00:31`; planned 40/s x 31 s = 1240, so 196 dropped."""
+    """stdout-summary.txt: `summary = 1044 in 00:00:31`; planned 40/s x 31 s = 1240, so 196 dropped. The seconds
+    are the step's load window (JMeter's test start to its last sample's end: 31 s here, as its summariser
+    says in whole seconds), not the process's."""
     log = SAMPLES.parent / "jmeter" / "stdout-summary.txt"
     spec = Load(tool="jmeter", script="p.jmx", generators=["j1"], duration_s=30, steps=[{"rate_per_s": 40}])
     (tmp_path / "j1").mkdir()
     (tmp_path / "j1" / "jmeter.log").write_bytes(log.read_bytes())
     result = JMeterTool(spec, {}, "/w", Path("/repo")).summarize(
-        1, {"rate_per_s": 40}, 33.0, tmp_path, [{"kind": "jmeter_log", "path": "j1/jmeter.log"}])
+        1, {"rate_per_s": 40}, 31.0, tmp_path, [{"kind": "jmeter_log", "path": "j1/jmeter.log"}])
     assert (result.calls, result.errors, result.dropped) == (1044, 2, 40 * 31 - 1044)
     assert result.figure("error_rate_with_dropped") == pytest.approx((2 + 196) / (1044 + 196))
     closed = JMeterTool(spec, {}, "/w", Path("/repo")).summarize(
