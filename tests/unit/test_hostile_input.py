@@ -99,6 +99,19 @@ def test_yaml_aliases_past_the_budget_are_refused_quickly(tmp_path):
         ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
 
 
+def test_a_large_value_repeated_by_aliases_is_refused_by_its_expanded_size(tmp_path):
+    """Issue 18 fault 3: few nodes (under the node budget), but one 400 KB string under an anchor and 50
+    aliases of it expand to 20 MB (the probe's 4 MB x 100,000 aborted with an 8 GB allocation)."""
+    root = _access_bundle(tmp_path, [_line(1)])
+    big = "x" * 400_000
+    text = (root / "run.yaml").read_text().replace(
+        "index: 1", "index: 1\n  load: {p: [&p " + big + ", " + ", ".join(["*p"] * 50) + "]}")
+    (root / "run.yaml").write_text(text)
+    with pytest.raises(ManifestError, match=r"run\.yaml: not valid YAML: its anchors and aliases expand to more than "
+                                            r"16,777,216 characters"):
+        ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
+
+
 def test_long_labels_are_refused(tmp_path):
     root = _access_bundle(tmp_path, [_line(1)], labels={"k": "v" * 5000})
     with pytest.raises(ManifestError, match="at most 256 characters"):
