@@ -9,7 +9,7 @@ Lines that cannot be read go to `rejected_lines` with their line number: nothing
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,8 @@ class SourceContext:
     source_key: int
     file: Path  # absolute path of the raw file
     fingerprint: Callable[[], Fingerprint]  # its sha256, unpacked size and lines (a pass in a thread)
+    # What the sources of one ingest share on its connection (the shape of `load_context`): one dict per ingest
+    shared: dict[str, Any] = field(default_factory=dict)
 
     @property
     def field(self) -> str:
@@ -74,14 +76,23 @@ def set_load_context(ctx: SourceContext, **settings: Any) -> None:
 
     Staging views and the `request_facts` model read their values from it (run_id, source_key,
     pinned_iteration and any reader `settings`, e.g. `duration_to_ms`). Setting names come from reader
-    code, never from input; values are bound parameters.
+    code, never from input; values are bound parameters. The table is made once per shape and its row
+    replaced after: a table made and dropped inside the ingest's transaction is kept until the commit
+    (76 KB each, 0.76 GB for a bundle of 10,000 sources).
     """
     extra = "".join(f", ${name} as {name}" for name in settings)
-    ctx.con.execute(
-        "create or replace temp table load_context as select $run_id::varchar as run_id, "
-        f"$source_key::integer as source_key, $pinned_iteration::integer as pinned_iteration{extra}",
-        {"run_id": ctx.manifest.run_id, "source_key": ctx.source_key, "pinned_iteration": ctx.source.iteration, **settings},
-    )
+    select = ("select $run_id::varchar as run_id, $source_key::integer as source_key, "
+              f"$pinned_iteration::integer as pinned_iteration{extra}")
+    values = {"run_id": ctx.manifest.run_id, "source_key": ctx.source_key, "pinned_iteration": ctx.source.iteration,
+              **settings}
+    shape = tuple((name, type(value).__name__, isinstance(value, int) and abs(value) >= 1 << 31)
+                  for name, value in settings.items())  # what DuckDB types the columns by
+    if ctx.shared.get("load_context") == shape:
+        ctx.con.execute("delete from load_context")
+        ctx.con.execute(f"insert into load_context {select}", values)
+        return
+    ctx.con.execute(f"create or replace temp table load_context as {select}", values)
+    ctx.shared["load_context"] = shape
 
 
 def load_requests(ctx: SourceContext, staged: duckdb.DuckDBPyRelation) -> int:
@@ -158,13 +169,13 @@ def reject_bad_values(ctx: SourceContext) -> int:
         return 0
     margin_h = ctx.manifest.thresholds.get("reject_outside_run_h", THRESHOLDS["reject_outside_run_h"])
     params = {"run_id": ctx.manifest.run_id, "source_key": ctx.source_key, "margin_us": round(margin_h * 3600e6)}
-    ctx.con.execute(f"create or replace temp table bad_rows as {model_sql(query)}", params)
-    bad = ctx.con.execute("select count(*) from bad_rows").fetchone()[0]
-    if bad:
+    bad = ctx.con.execute(f"select count(*) from ({model_sql(query)})", params).fetchone()[0]
+    if bad:  # rare: a table made in the ingest's transaction is kept until the commit (100 KB a source)
+        ctx.con.execute(f"create or replace temp table bad_rows as {model_sql(query)}", params)
         ctx.con.execute(f"delete from {table} where rowid in (select row_id from bad_rows)")  # table: fixed above
         ctx.con.execute(
             "insert into rejected_lines select $run_id, $host, $path, line_no, reason, excerpt from bad_rows "
             "order by row_id limit $keep",
             {"run_id": ctx.manifest.run_id, "host": ctx.source.host, "path": ctx.source.path, "keep": REJECTS_KEPT})
-    ctx.con.execute("drop table bad_rows")
+        ctx.con.execute("drop table bad_rows")
     return bad
