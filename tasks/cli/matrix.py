@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer
+
 
 from tasks.cli.output import write_rows
 
@@ -47,14 +47,14 @@ def _names(series: list[str]) -> tuple[str, list[str]]:
 def write_matrix(run_id: str, rows: list[tuple], fmt: str) -> None:
     """The pivot of every side that has more than one series (nothing for a single-series run)."""
     for side, (caption, columns, body) in pivot(rows).items():
-        typer.echo("")
+        echo("")
         if fmt == "table":  # above the table, not its title: a title wraps at the table's width
-            typer.echo(f"{run_id}: {side} calls/s (p95 ms) by load level and {caption}; * the knee")
+            echo(f"{run_id}: {side} calls/s (p95 ms) by load level and {caption}; * the knee")
         write_rows(columns, [tuple(row) for row in body], fmt)
 
 
 def write_hooks(run_id: str, columns: list[str], rows: list[tuple], fmt: str) -> None:
     """The stage hooks of the run, if it ran any."""
     if rows:
-        typer.echo("")
+        echo("")
         write_rows(columns, rows, fmt, title=f"{run_id}: stage hooks per iteration (exit status, seconds)")
