@@ -66,8 +66,8 @@ def write_rows(columns: list[str], rows: list[tuple], fmt: str, out: TextIO = sy
     objects). `width`: the table's width instead of the terminal's (200 when piped)."""
     if fmt == "csv":
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(columns)
-        writer.writerows(rows)
+        writer.writerow([printable(column) for column in columns])  # an ESC in a value shown, not acted on
+        writer.writerows([printable(v, keep_lines=True) if isinstance(v, str) else v for v in row] for row in rows)
     elif fmt == "json":  # built whole before writing: an error leaves no half array on stdout
         out.write(json.dumps([{c: _json_value(v) for c, v in zip(columns, row)} for row in rows], indent=1) + "\n")
     elif fmt == "table":

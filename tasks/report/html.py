@@ -6,6 +6,7 @@ import html
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from tasks.bundle.printable import printable
 from tasks.report.charts import Chart
 
 CSS = """
@@ -68,8 +69,8 @@ class Column:
 
 
 def esc(text: object) -> str:
-    """Text for HTML, quotes included."""
-    return html.escape("" if text is None else str(text), quote=True)
+    """Text for HTML, quotes included; control characters shown as `\\x1b` (HTML forbids them)."""
+    return html.escape("" if text is None else printable(str(text), keep_lines=True), quote=True)
 
 
 def status_cell(status: str) -> str:

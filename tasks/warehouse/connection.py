@@ -12,7 +12,6 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 
+from tasks.bundle.printable import say
 from tasks.settings import DEFAULT_WAREHOUSE, MEMORY_LIMIT, WRITER_WAIT_S
 from tasks.warehouse.engines import (
     Lake,
@@ -90,7 +90,7 @@ def _flock_within(fd: int, mode: int, path: Path, deadline: float | None) -> Non
         fcntl.flock(fd, mode | fcntl.LOCK_NB)
         return
     except BlockingIOError:
-        print(f"waiting for the warehouse {path} (another perfcampaign process uses it)...", file=sys.stderr)
+        say(f"waiting for the warehouse {path} (another perfcampaign process uses it)...")
     if deadline is None:
         fcntl.flock(fd, mode)
         return

@@ -9,7 +9,6 @@ exactly as it was.
 from __future__ import annotations
 
 import json
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -23,6 +22,7 @@ import duckdb
 
 from tasks.bundle.files import CompressedFileError, Fingerprint, fingerprint
 from tasks.bundle.manifest import Manifest, load_manifest
+from tasks.bundle.printable import say
 from tasks.warehouse.clock_skew import place_by_corrected_clocks
 from tasks.warehouse.connection import (
     delete_run,
@@ -291,7 +291,7 @@ def ingest_bundle(
     progress: Callable[[str], None] | None = None,
 ) -> IngestReport:
     """Load a bundle folder into the warehouse, replacing any earlier load of the same run_id."""
-    progress = progress or (lambda message: print(message, file=sys.stderr))
+    progress = progress or say  # the one escape: a path from run.yaml may hold an ESC
     started = time.perf_counter()
     root = Path(bundle_dir).resolve()
     try:
