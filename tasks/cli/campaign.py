@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from tasks.cli.options import SetOption, WarehouseOption, fail
+from tasks.cli.options import SetOption, WarehouseOption, debugging, fail
 from tasks.cli.output import echo
 from tasks.cli.query import query, show_command
 from tasks.cli.report import report_location
@@ -38,6 +39,30 @@ def _overrides(campaign: Path, values: list[str]) -> dict:
     return parsed
 
 
+def _console_without_tracebacks() -> None:
+    """Prefect's console log prints a failed task's traceback, and the flow's again; without --debug its lines
+    stay and the tracebacks go (the Prefect UI keeps them: only the terminal's handlers are changed)."""
+    import logging
+
+    if debugging():
+        return
+    loggers = [logging.getLogger(), *(logging.getLogger(name) for name in list(logging.root.manager.loggerDict)
+                                      if name.startswith("prefect"))]
+    for handler in {handler for logger in loggers for handler in logger.handlers}:
+        if isinstance(handler, logging.StreamHandler):
+            handler.format = partial(_without_traceback, handler.format)
+
+
+def _without_traceback(format_record, record) -> str:
+    """A log line as `format_record` writes it, without the record's traceback (kept for the other handlers)."""
+    kept = record.exc_info, record.exc_text, record.stack_info
+    record.exc_info = record.exc_text = record.stack_info = None
+    try:
+        return format_record(record)
+    finally:
+        record.exc_info, record.exc_text, record.stack_info = kept
+
+
 def run_command(
     campaign: Annotated[Path, typer.Argument(help="campaign file (see docs/campaign-format.md)")],
     overrides: SetOption = [],
@@ -48,6 +73,7 @@ def run_command(
     extra = _overrides(campaign, overrides)  # a refused key fails now, before Prefect starts
     from flows.campaign import RunOverrides, campaign_flow  # heavy: Prefect takes seconds to import
 
+    _console_without_tracebacks()
     chosen = RunOverrides(extra=extra)
     echo(campaign_flow(str(campaign), chosen, str(warehouse_path(warehouse)), str(work_dir)))
 
@@ -61,6 +87,7 @@ def demo_command(
     extra = _overrides(DEMO_CAMPAIGN, overrides)
     from flows.campaign import RunOverrides, campaign_flow  # heavy: Prefect takes seconds to import
 
+    _console_without_tracebacks()
     echo("running campaigns/demo.yaml: ~4 iterations of 20 s, under 3 minutes", err=True)
     chosen = RunOverrides(extra=extra)
     run_id = campaign_flow(str(DEMO_CAMPAIGN), chosen, str(warehouse_path(warehouse)), str(work_dir))

@@ -41,6 +41,11 @@ def set_debug(debug: bool) -> None:
     _debug = debug
 
 
+def debugging() -> bool:
+    """Whether the global --debug was given."""
+    return _debug
+
+
 def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
     """THE error exit: `error: message` in one escaped line (or the message's lines) on stderr, then `code`."""
     echo(f"error: {message}", err=True)
