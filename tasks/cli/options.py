@@ -11,11 +11,12 @@ from __future__ import annotations
 import traceback
 from typing import Annotated, NoReturn, Optional
 
+import duckdb
 import typer
 
 from tasks.cli.output import FORMATS, echo
 
-EXIT_FAILED, EXIT_USAGE, EXIT_REGRESSION, EXIT_BUG = 1, 2, 3, 70
+EXIT_FAILED, EXIT_REGRESSION, EXIT_BUG = 1, 3, 70  # and 2, a usage error: Typer's own
 _debug = False  # set by the global --debug (main.py's callback)
 
 
@@ -55,8 +56,6 @@ def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
 def _expected(exc: BaseException) -> bool:
     """A failure that is the input's or the surroundings' (ours, DuckDB's, the file system's), not a bug. Told by
     where its class is defined: importing each error class here would cost every command its start-up."""
-    import duckdb  # already imported by whatever raised it
-
     project = any(cls.__module__.split(".")[0] in ("tasks", "flows") for cls in type(exc).__mro__)
     return project or isinstance(exc, duckdb.Error | OSError)
 
