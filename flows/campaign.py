@@ -20,6 +20,7 @@ from prefect.artifacts import (
 )
 from pydantic import BaseModel, Field
 
+from tasks.bundle.printable import say
 from tasks.campaign.locks import stage_lock
 from tasks.campaign.ramp import planned_series, series_label, stop_reason
 from tasks.campaign.run import CampaignRun, finish, mark_failed, open_run
@@ -168,7 +169,7 @@ def publish(run: CampaignRun, warehouse: str | None, work_dir: str) -> None:
         else:
             lines.append(f"\nIngest failed: {ingested.message}. Re-run `perfcampaign ingest {run.bundle}` once fixed.")
     text = "\n".join(lines)
-    print(text)
+    say(text, err=False)
     create_markdown_artifact(key=artifact_key("run", run.campaign.campaign), markdown=markdown_safe(text),
                              description=f"campaign run {run.run_id}")
     if not stored.is_completed():

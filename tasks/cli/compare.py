@@ -8,7 +8,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from tasks.cli.output import FormatOption, _json_value, write_rows
+from tasks.cli.options import FormatOption, WarehouseOption, fail
+from tasks.cli.output import _json_value, echo, write_rows
 from tasks.settings import COMPARE_ALPHA
 from tasks.warehouse.connection import open_warehouse, warehouse_path
 
@@ -24,7 +25,7 @@ def as_rows(items: list) -> tuple[list[str], list[tuple]]:
 def compare_command(
     run_a: Annotated[str, typer.Argument(help="the run before (the baseline)")],
     run_b: Annotated[str, typer.Argument(help="the run after")],
-    warehouse: Annotated[Optional[str], typer.Option("--warehouse", "-w", help="DuckDB file or DuckLake URL")] = None,
+    warehouse: WarehouseOption = None,
     fmt: FormatOption = "table",
     only: Annotated[Optional[str], typer.Option(help="print one table: requirements, metrics or hosts")] = None,
     alpha: Annotated[float, typer.Option(help="significance level of the tests")] = COMPARE_ALPHA,
@@ -44,8 +45,7 @@ def compare_command(
         known = {r[0] for r in con.execute("select run_id from runs where run_id in ($a, $b)", params).fetchall()}
         for run in (run_a, run_b):
             if run not in known:
-                typer.echo(f"error: no run {run!r} in {warehouse_path(warehouse)} (see `perfcampaign runs`)", err=True)
-                raise typer.Exit(code=1)
+                fail(f"no run {run!r} in {warehouse_path(warehouse)} (see `perfcampaign runs`)")
         changes = compare_runs(con, run_a, run_b, alpha, max_labels)
         requirements = requirement_changes(con, run_a, run_b, changes)
         hosts = compare_hosts(con, run_a, run_b, alpha)
@@ -55,7 +55,7 @@ def compare_command(
     if fmt == "json":
         data = {name: [{c: _json_value(v) for c, v in zip(cols, row)} for row in rows]
                 for name, (cols, rows) in tables.items()}
-        typer.echo(json.dumps(data if only is None else data[only], indent=1))
+        echo(json.dumps(data if only is None else data[only], indent=1))
         return
     for position, (name, (columns, rows)) in enumerate(tables.items()):
         if not rows:
@@ -63,7 +63,7 @@ def compare_command(
         if fmt == "table":
             columns, rows = _terminal_table(name, columns, rows)
             if position:
-                typer.echo("")
+                echo("")
         write_rows(columns, rows, fmt, title=f"{run_a} -> {run_b}: {name} (alpha {alpha:g})")
 
 

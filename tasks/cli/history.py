@@ -4,24 +4,15 @@ from __future__ import annotations
 
 import sys
 from datetime import date
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from tasks.cli.output import FormatOption, write_rows
+from tasks.cli.options import EXIT_REGRESSION, FormatOption, WarehouseOption, fail
+from tasks.cli.output import echo, write_rows
 from tasks.history.options import HistoryError, campaign_options
 from tasks.warehouse.connection import open_warehouse, warehouse_path
 from tasks.warehouse.models import model_sql
-
-WarehouseOption = Annotated[Optional[str], typer.Option("--warehouse", "-w", help="DuckDB file or DuckLake URL")]
-FAIL_ON = 3  # the exit code of `changes --fail-on regression` when an untriaged regression is listed
-
-
-def _fail(message: str) -> None:
-    typer.echo(f"error: {message}", err=True)
-    raise typer.Exit(code=1)
-
 
 def _rows(con, name: str, params: dict) -> tuple[list[str], list[tuple]]:
     cursor = con.execute(model_sql(f"reports/{name}"), params)
@@ -45,20 +36,20 @@ def history_command(
                "label": label, "host": host}
     with open_warehouse(warehouse_path(warehouse)) as con:
         if not con.execute("select count(*) from runs where campaign = $c", {"c": campaign}).fetchone()[0]:
-            _fail(f"no campaign {campaign!r} in {warehouse_path(warehouse)} (see `perfcampaign runs`)")
+            fail(f"no campaign {campaign!r} in {warehouse_path(warehouse)} (see `perfcampaign runs`)")
         settings = campaign_options(con, campaign)
         columns, rows = _rows(con, "history_table", {**filters, "last": last})
         _, plans = _rows(con, "history_plans", filters)
     if not rows:
-        _fail(f"no series of {campaign} match the filters")
+        fail(f"no series of {campaign} match the filters")
     for scenario_name, plan_id, plan, series, most, fewest in plans:
         enough = "" if fewest >= settings.min_runs else (
             f"; {'every' if most < settings.min_runs else 'some'} series with fewer than the {settings.min_runs} "
             f"comparable runs needed ({fewest} at least): no change is claimed on those")
-        typer.echo(f"{scenario_name or '-'} plan {plan_id} ({plan}): {series} series, up to {most} comparable "
+        echo(f"{scenario_name or '-'} plan {plan_id} ({plan}): {series} series, up to {most} comparable "
                    f"runs{enough}", err=True)
     if len(plans) > 1:
-        typer.echo("runs of another iteration plan are another series (marked 'plan changed')", err=True)
+        echo("runs of another iteration plan are another series (marked 'plan changed')", err=True)
     title = ""
     if fmt == "table":
         columns, rows, title = _varying(columns, rows)
@@ -117,9 +108,9 @@ def changes_command(
     untriaged = [r for r in records if (r["direction"], r["status"], r["kind"]) == ("regression", "new", "change")]
     if fail_on and untriaged:
         what = "change points" if per_series else "events"
-        typer.echo(f"{len(untriaged)} untriaged regression {what} (triage them with `perfcampaign triage ID`)",
+        echo(f"{len(untriaged)} untriaged regression {what} (triage them with `perfcampaign triage ID`)",
                    err=True)
-        raise typer.Exit(code=FAIL_ON)
+        raise typer.Exit(code=EXIT_REGRESSION)
 
 
 def triage_command(
@@ -143,8 +134,8 @@ def triage_command(
         with history_writer(warehouse_path(warehouse)) as con:
             count = triage_change(con, identifier, chosen[0], note)
     except HistoryError as exc:
-        _fail(str(exc))
-    typer.echo(f"{identifier}: {chosen[0]} ({count} change point{'s' if count != 1 else ''})")
+        fail(str(exc))
+    echo(f"{identifier}: {chosen[0]} ({count} change point{'s' if count != 1 else ''})")
 
 
 def exclude_command(
@@ -158,24 +149,24 @@ def exclude_command(
 
     path = warehouse_path(warehouse)
     if not path.exists():
-        _fail(f"no warehouse at {path}: load a bundle first with `perfcampaign ingest BUNDLE`")
+        fail(f"no warehouse at {path}: load a bundle first with `perfcampaign ingest BUNDLE`")
     try:
         with history_writer(path) as con:
             outcome = exclude_run(con, run_id, note)
     except HistoryError as exc:
-        _fail(str(exc))
-    typer.echo(f"{run_id}: excluded")
-    typer.echo(outcome.line(), err=True)
+        fail(str(exc))
+    echo(f"{run_id}: excluded")
+    echo(outcome.line(), err=True)
 
 
-def analyse_after(warehouse: Path | None, run_id: str) -> None:
+def analyse_after(warehouse: str | None, run_id: str) -> None:
     """After an ingest or a validation: re-analyse the run's campaign and say what it found, on stderr."""
     from tasks.history.analysis import analyse_run  # heavy: scipy, pandas
 
     outcome = analyse_run(warehouse_path(warehouse), run_id)
-    typer.echo(outcome.line(), err=True)
+    echo(outcome.line(), err=True)
     for event in outcome.new_regressions:
-        typer.echo(f"  new regression {event['event_id']}: {event['series']} series ({event['sides']}: "
+        echo(f"  new regression {event['event_id']}: {event['series']} series ({event['sides']}: "
                    f"{event['metrics']}), median {_pct(event['change_pct'])} at {event['run_id']}"
                    + (f" ({event['label_changes']})" if event["label_changes"] else ""), err=True)
 

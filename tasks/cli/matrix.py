@@ -6,9 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer
-
-from tasks.cli.output import write_rows
+from tasks.cli.output import echo, write_rows
 from tasks.report import units
 
 
@@ -64,15 +62,15 @@ def write_matrix(run_id: str, rows: list[tuple], fmt: str) -> None:
     """The pivots of every side that has more than one series (nothing for a single-series run): throughput and
     p95, then the failure ratio with the throughput per instance (capacity.instance_key)."""
     for side, (caption, columns, body) in pivot(rows).items():
-        typer.echo("")
+        echo("")
         if fmt == "table":  # above the table, not its title: a title wraps at the table's width
-            typer.echo(f"{run_id}: {side} calls/s (p95 ms) by load level and {caption}; * the knee")
+            echo(f"{run_id}: {side} calls/s (p95 ms) by load level and {caption}; * the knee")
         write_rows(columns, [tuple(row) for row in body], fmt)
     for side, (caption, columns, body) in pivot(rows, _per_instance).items():
-        typer.echo("")
+        echo("")
         if fmt == "table":
             per_instance = any(row[0] == side and row[8] is not None for row in rows)
-            typer.echo(f"{run_id}: {side} " + ("calls/s per instance (failure %)" if per_instance else "failure %")
+            echo(f"{run_id}: {side} " + ("calls/s per instance (failure %)" if per_instance else "failure %")
                        + f" by load level and {caption}")
         write_rows(columns, [tuple(row) for row in body], fmt)
 
@@ -80,7 +78,7 @@ def write_matrix(run_id: str, rows: list[tuple], fmt: str) -> None:
 def write_hooks(run_id: str, columns: list[str], rows: list[tuple], fmt: str) -> None:
     """The stage hooks of the run, if it ran any."""
     if rows:
-        typer.echo("")
+        echo("")
         write_rows(columns, rows, fmt, title=f"{run_id}: stage hooks per iteration (exit status, seconds)")
 
 
@@ -99,7 +97,7 @@ def write_with_units(columns: list[str], rows: list[tuple], fmt: str, title: str
 def write_offered(run_id: str, columns: list[str], rows: list[tuple], fmt: str) -> None:
     """An open model's offered against achieved load per step (`sql/reports/report_offered.sql`), if any."""
     if rows:
-        typer.echo("")
+        echo("")
         write_with_units(columns, rows, fmt, f"{run_id}: offered against achieved load per step")
 
 
@@ -108,5 +106,5 @@ def write_soak_tables(run_id: str, summary: tuple[list[str], list[tuple]], hosts
     """A soak's summary per side and its resources per host (report_soak_summary, report_soak_hosts)."""
     for (columns, rows), title in ((summary, "the soak per side"), (hosts, "resources per host over the soak")):
         if rows:
-            typer.echo("")
+            echo("")
             write_with_units(columns, rows, fmt, f"{run_id}: {title}")

@@ -6,39 +6,25 @@ import base64
 import csv
 import json
 import math
-import re
 import shutil
 import sys
 import unicodedata
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
-from typing import Annotated, Any, TextIO
+from typing import Any, TextIO
 from uuid import UUID
 
 import typer
 
+from tasks.bundle.printable import printable
+
 FORMATS = ("table", "csv", "json")
-# C0 and C1 control characters but tab: an ESC from a log or a label could set the terminal's title or clear it.
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 
-def printable(text: str, keep_lines: bool = False) -> str:
-    """Text for a terminal: control characters shown as `\\x1b`-style escapes instead of acted on
-    (`keep_lines`: newlines stay, for multi-line messages)."""
-    if keep_lines:
-        return "\n".join(printable(line) for line in text.split("\n"))
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # a surrogate-escaped file name as \\udcff
-    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
-
-
-def _check_format(value: str) -> str:
-    if value not in FORMATS:
-        raise typer.BadParameter(f"{value!r}: expected one of {', '.join(FORMATS)}")
-    return value
-
-
-# The --format option of every command that prints rows; a wrong one is a usage error (exit 2).
-FormatOption = Annotated[str, typer.Option("--format", "-f", help="table, csv or json", callback=_check_format)]
+def echo(text: str = "", err: bool = False) -> None:
+    """Print a message line (stderr with `err`) through the one escape: a name from a bundle cannot act on
+    the terminal. Every line the CLI prints passes here or through `write_rows`."""
+    typer.echo(printable(str(text), keep_lines=True), err=err)
 
 
 def _json_value(value: Any) -> Any:
@@ -80,8 +66,8 @@ def write_rows(columns: list[str], rows: list[tuple], fmt: str, out: TextIO = sy
     objects). `width`: the table's width instead of the terminal's (200 when piped)."""
     if fmt == "csv":
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(columns)
-        writer.writerows(rows)
+        writer.writerow([printable(column) for column in columns])  # an ESC in a value shown, not acted on
+        writer.writerows([printable(v, keep_lines=True) if isinstance(v, str) else v for v in row] for row in rows)
     elif fmt == "json":  # built whole before writing: an error leaves no half array on stdout
         out.write(json.dumps([{c: _json_value(v) for c, v in zip(columns, row)} for row in rows], indent=1) + "\n")
     elif fmt == "table":

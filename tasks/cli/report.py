@@ -1,4 +1,4 @@
-"""`perfcampaign report`: rebuild a run's report from the warehouse at any time (tasks/cli/main.py registers it)."""
+"""`perfcampaign report`: rebuild a run's report from the warehouse at any time."""
 
 from __future__ import annotations
 
@@ -7,13 +7,15 @@ from typing import Annotated, Optional
 
 import typer
 
+from tasks.cli.options import WarehouseOption, fail
+from tasks.cli.output import echo
 from tasks.warehouse.connection import warehouse_path
 
 
 def report_command(
     run_id: Annotated[str, typer.Argument(help="the run to report on")],
     out: Annotated[Optional[Path], typer.Option("--out", "-o", help="folder (default: ./perfcampaign-reports/RUN_ID)")] = None,
-    warehouse: Annotated[Optional[str], typer.Option("--warehouse", "-w", help="DuckDB file or DuckLake URL")] = None,
+    warehouse: WarehouseOption = None,
     baseline: Annotated[Optional[str], typer.Option(help="compare with this run (default: the previous passing run)")] = None,
     no_baseline: Annotated[bool, typer.Option("--no-baseline", help="leave the comparison out")] = False,
     validation_page: Annotated[Optional[str], typer.Option(help="link this validation page (path or URL)")] = None,
@@ -29,13 +31,12 @@ def report_command(
     try:
         files = build_report(path, run_id, folder, baseline, not no_baseline, validation_page)
     except ReportError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(code=1) from None
+        fail(str(exc))
     if publish:
         uri = put(files, _store_of(files.data.run["bundle_uri"], run_id))
         record_report(path, run_id, uri)
-        typer.echo(f"published: {uri}", err=True)
-    typer.echo(str(files.path("html").resolve()))
+        echo(f"published: {uri}", err=True)
+    echo(str(files.path("html").resolve()))
 
 
 def _store_of(bundle_uri: str, run_id: str):
@@ -44,13 +45,11 @@ def _store_of(bundle_uri: str, run_id: str):
     from tasks.store.factory import open_store  # heavy: pydantic, boto3
     root, _, last = bundle_uri.rstrip("/").rpartition("/")
     if last != run_id or not root:
-        typer.echo(f"error: the bundle {bundle_uri} is not stored as <store>/{run_id}: nothing to publish next to",
-                   err=True)
-        raise typer.Exit(code=1)
+        fail(f"the bundle {bundle_uri} is not stored as <store>/{run_id}: nothing to publish next to")
     return open_store(StoreConfig(uri=root))
 
 
-def report_location(run_id: str, warehouse: Path | None = None) -> str:
+def report_location(run_id: str, warehouse: str | None = None) -> str:
     """Where the run's latest report is (a path for local files), or how to make one."""
     from tasks.report.build import as_local_path, latest_report  # heavy: pandas, matplotlib
     uri = latest_report(warehouse_path(warehouse), run_id)

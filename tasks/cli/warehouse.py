@@ -1,19 +1,33 @@
-"""`perfcampaign warehouse ...`: move runs between a warehouse file and a lake, and keep a lake tidy."""
+"""`perfcampaign ingest | warehouse copy | warehouse maintain`: load bundles, move runs between a warehouse file
+and a lake, and keep a lake tidy."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from tasks.cli.output import FormatOption, write_rows
+from tasks.cli.history import analyse_after
+from tasks.cli.options import FormatOption, WarehouseOption
+from tasks.cli.output import echo, write_rows
+from tasks.cli.summary import print_ingest_report
 from tasks.warehouse.connection import warehouse_path
 from tasks.warehouse.moving import copy_runs, maintain
 
-warehouse_app = typer.Typer(no_args_is_help=True, help="Copy runs between warehouses; clean a lake's old files.")
+
+def ingest_command(
+    bundle: Annotated[Path, typer.Argument(help="bundle folder (with run.yaml)")],
+    warehouse: WarehouseOption = None,
+) -> None:
+    """Load a perflog bundle; re-ingesting a run_id replaces it in one transaction."""
+    from tasks.warehouse.ingest import ingest_bundle  # heavy: pydantic, the readers
+
+    report = ingest_bundle(bundle, warehouse_path(warehouse), progress=lambda line: echo(line, err=True))
+    print_ingest_report(report)
+    analyse_after(warehouse, report.run_id)
 
 
-@warehouse_app.command("copy")
 def copy_command(
     source: Annotated[str, typer.Argument(help="DuckDB file or DuckLake URL to copy from")],
     destination: Annotated[str, typer.Argument(help="DuckDB file or DuckLake URL to copy into (made if new)")],
@@ -23,14 +37,13 @@ def copy_command(
     """Copy runs (raw rows, marts, triage) replacing them in the destination; row counts checked at the end."""
     report = copy_runs(warehouse_path(source), warehouse_path(destination), runs)
     write_rows(["table", "rows"], sorted(report.rows_by_table.items()), fmt)
-    typer.echo(f"copied {len(report.runs)} run(s) into {warehouse_path(destination)}", err=True)
+    echo(f"copied {len(report.runs)} run(s) into {warehouse_path(destination)}", err=True)
 
 
-@warehouse_app.command("maintain")
 def maintain_command(
-    warehouse: Annotated[Optional[str], typer.Option("--warehouse", "-w", help="DuckDB file or DuckLake URL")] = None,
+    warehouse: WarehouseOption = None,
     older_than_hours: Annotated[float, typer.Option(help="keep snapshots and files younger than this")] = 1.0,
 ) -> None:
     """Expire a lake's old snapshots and delete files nothing references (a killed ingest's); checkpoint a file."""
     for line in maintain(warehouse_path(warehouse), older_than_hours):
-        typer.echo(line)
+        echo(line)

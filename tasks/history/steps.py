@@ -15,6 +15,7 @@ from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.events import emit_event
 
+from tasks.bundle.printable import say
 from tasks.history.analysis import HistoryOutcome, analyse_run
 from tasks.warehouse.connection import warehouse_path
 from tasks.settings import artifact_key
@@ -45,7 +46,7 @@ def event_of(change: dict[str, Any]) -> dict[str, Any]:
 def history_task(run_id: str, warehouse: str | None = None) -> HistoryOutcome:
     """Re-analyse the campaign of `run_id`; a table artifact and an event per new regression event."""
     outcome = analyse_run(warehouse_path(warehouse), run_id)
-    print(outcome.line())
+    say(outcome.line(), err=False)
     if outcome.new_regressions:
         create_table_artifact(key=artifact_key("regressions", outcome.campaign),
                               table=[{k: _plain(v) for k, v in change.items() if k != "series_keys"}

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from tasks.bundle.printable import printable
 from tasks.report import units
 
 
@@ -57,5 +58,6 @@ def plain(value: Any, unit: str) -> str:
 
 def markdown_safe(text: str) -> str:
     """Markdown whose text came from logs, labels or reasons: `<`, `>` and `&` escaped, so a label such as
-    `<img onerror=...>` reads as text in summary.md and in the Prefect UI instead of becoming HTML."""
-    return html.escape(text, quote=False)
+    `<img onerror=...>` reads as text in summary.md and in the Prefect UI instead of becoming HTML; control
+    characters shown as `\\x1b` (an ESC in summary.md would act on the terminal that shows it)."""
+    return html.escape(printable(text, keep_lines=True), quote=False)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from tasks.bundle.printable import printable
 from tasks.report import units
 from tasks.report.charts import Chart
 from tasks.report.fmt import is_missing, number
@@ -74,8 +75,8 @@ class Column:
 
 
 def esc(text: object) -> str:
-    """Text for HTML, quotes included."""
-    return html.escape("" if text is None else str(text), quote=True)
+    """Text for HTML, quotes included; control characters shown as `\\x1b` (HTML forbids them)."""
+    return html.escape("" if text is None else printable(str(text), keep_lines=True), quote=True)
 
 
 def _breakable(title: str) -> str:

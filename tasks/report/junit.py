@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from tasks.bundle.printable import printable
 from tasks.report.data import ReportData
 from tasks.report.fmt import is_missing, metric_unit, number
 
@@ -62,6 +63,9 @@ def junit_xml(data: ReportData) -> str:
     suite.set("errors", "0")
     root = ET.Element("testsuites", name=run["run_id"], **{k: suite.get(k) for k in ("tests", "failures", "skipped")})
     root.append(suite)
+    for element in root.iter():  # XML 1.0 forbids most control characters: a reason's ESC shown as \x1b
+        element.text = element.text and printable(element.text, keep_lines=True)
+        element.attrib = {key: printable(value, keep_lines=True) for key, value in element.attrib.items()}
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import yaml
 
 from tasks.bundle.files import file_sha256
+from tasks.bundle.yaml_limits import load_yaml
 
 CHECKSUMS = "SHA256SUMS"
 MANIFEST = "run.yaml"
@@ -133,7 +134,7 @@ def scan_bundle(root: Path) -> list[tuple[str, Path]]:
 
 def _check_manifest_run_id(root: Path, run_id: str) -> None:
     try:
-        manifest = yaml.safe_load((root / MANIFEST).read_text())
+        manifest = load_yaml((root / MANIFEST).read_text())  # bounded: a hostile run.yaml is refused, not expanded
     except (OSError, UnicodeError, yaml.YAMLError) as exc:
         raise StoreError(f"{root / MANIFEST}: cannot be read ({exc.__class__.__name__})") from exc
     if not isinstance(manifest, dict) or str(manifest.get("run_id")) != run_id:

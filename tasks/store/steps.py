@@ -7,6 +7,7 @@ from pathlib import Path
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from tasks.bundle.printable import say
 from tasks.store.base import StoreConfig, StoreUnavailable
 from tasks.store.factory import open_store
 
@@ -26,7 +27,7 @@ def _store_down(task, task_run, state) -> bool:
 def store_task(bundle: str, run_id: str, store: StoreConfig) -> str:
     """Put the bundle into the store, verified; returns the stored bundle's URI."""
     result = open_store(store).put_bundle(Path(bundle), run_id)
-    print(f"Bundle stored: {result.summary()}")
+    say(f"Bundle stored: {result.summary()}", err=False)
     return result.uri
 
 

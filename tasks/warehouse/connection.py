@@ -12,7 +12,6 @@ from __future__ import annotations
 import fcntl
 import os
 import re
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import duckdb
 
+from tasks.bundle.printable import say
 from tasks.settings import DEFAULT_WAREHOUSE, MEMORY_LIMIT, WRITER_WAIT_S
 from tasks.warehouse.engines import (
     Lake,
@@ -90,7 +90,7 @@ def _flock_within(fd: int, mode: int, path: Path, deadline: float | None) -> Non
         fcntl.flock(fd, mode | fcntl.LOCK_NB)
         return
     except BlockingIOError:
-        print(f"waiting for the warehouse {path} (another perfcampaign process uses it)...", file=sys.stderr)
+        say(f"waiting for the warehouse {path} (another perfcampaign process uses it)...")
     if deadline is None:
         fcntl.flock(fd, mode)
         return
@@ -137,11 +137,26 @@ def _configure(con: duckdb.DuckDBPyConnection, write: bool) -> None:
         _limit_memory(con)
         ensure_lake_schema(con, ensure_schema) if in_lake(con) else ensure_schema(con)
     run_ddl(con, "macros")  # expressions the models share, as temporary macros of this connection
+    _forget_s3_settings(con)
     if not write:
         # A reader only reads the warehouse: no query of `perfcampaign sql` may write a file (COPY ... TO
         # over the warehouse itself) or read others, and none may turn that back on.
         con.execute("set enable_external_access = false")
         con.execute("set lock_configuration = true")
+
+
+# httpfs copies AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN into these settings when it loads,
+# where duckdb_settings() and current_setting() show them to any `perfcampaign sql`. S3 is reached through the
+# temporary secret made from the same variables (engines._create_s3_secret), which duckdb_secrets() redacts.
+S3_CREDENTIAL_SETTINGS = ("s3_access_key_id", "s3_secret_access_key", "s3_session_token")
+
+
+def _forget_s3_settings(con: duckdb.DuckDBPyConnection) -> None:
+    """Empty the S3 credential settings (once httpfs is loaded, a lake's): credentials live in secrets only."""
+    names = {name for (name,) in con.execute("select name from duckdb_settings()").fetchall()}
+    for name in S3_CREDENTIAL_SETTINGS:
+        if name in names:  # a fixed name: only an extension's setting, never a value from input
+            con.execute(f"set {name} = ''")
 
 
 def _limit_memory(con: duckdb.DuckDBPyConnection) -> None:

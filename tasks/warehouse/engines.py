@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +27,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import duckdb
+
+from tasks.bundle.printable import say
 
 LAKE_PREFIX = "ducklake:"
 LAKE_ALIAS = "lake"
@@ -255,7 +256,7 @@ def lake_lock(warehouse: Path | Lake, key: str, waiting: str) -> Iterator[None]:
         raise LakeSettingError(f"cannot reach the lake's catalog ({warehouse.url}): {exc}") from None
     try:
         if not loop.run_until_complete(pg.fetchval("select pg_try_advisory_lock(hashtextextended($1, 0))", key)):
-            print(f"waiting: {waiting} ({warehouse.url})...", file=sys.stderr)
+            say(f"waiting: {waiting} ({warehouse.url})...")
             loop.run_until_complete(pg.execute("select pg_advisory_lock(hashtextextended($1, 0))", key))
         yield
     finally:

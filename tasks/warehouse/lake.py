@@ -13,13 +13,13 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-import sys
 import time
 from collections.abc import Callable
 from typing import TypeVar
 
 import duckdb
 
+from tasks.bundle.printable import say
 from tasks.warehouse.engines import in_lake
 from tasks.warehouse.models import ddl_names, load_models, model_sql, warehouse_tables
 
@@ -54,7 +54,7 @@ def retry_on_conflict(work: Callable[[], T], what: str) -> T:
         except duckdb.Error as exc:
             if not is_conflict(exc) or attempt == ATTEMPTS:
                 raise
-            print(f"{what}: another writer committed first; again ({attempt}/{ATTEMPTS - 1})", file=sys.stderr)
+            say(f"{what}: another writer committed first; again ({attempt}/{ATTEMPTS - 1})")
             time.sleep(random.uniform(0.05, 0.3) * attempt)
     raise AssertionError("unreachable")
 

@@ -99,6 +99,19 @@ def test_yaml_aliases_past_the_budget_are_refused_quickly(tmp_path):
         ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
 
 
+def test_a_large_value_repeated_by_aliases_is_refused_by_its_expanded_size(tmp_path):
+    """Issue 18 fault 3: few nodes (under the node budget), but one 400 KB string under an anchor and 50
+    aliases of it expand to 20 MB (the probe's 4 MB x 100,000 aborted with an 8 GB allocation)."""
+    root = _access_bundle(tmp_path, [_line(1)])
+    big = "x" * 400_000
+    text = (root / "run.yaml").read_text().replace(
+        "index: 1", "index: 1\n  load: {p: [&p " + big + ", " + ", ".join(["*p"] * 50) + "]}")
+    (root / "run.yaml").write_text(text)
+    with pytest.raises(ManifestError, match=r"run\.yaml: not valid YAML: its anchors and aliases expand to more than "
+                                            r"16,777,216 characters"):
+        ingest_bundle(root, tmp_path / "w.duckdb", **QUIET)
+
+
 def test_long_labels_are_refused(tmp_path):
     root = _access_bundle(tmp_path, [_line(1)], labels={"k": "v" * 5000})
     with pytest.raises(ManifestError, match="at most 256 characters"):
@@ -237,3 +250,21 @@ def test_a_host_sample_dated_far_outside_the_run_is_rejected_and_the_report_buil
     assert _rows(warehouse, "select line_no, reason from rejected_lines") == [
         (33, "value: sampled_at lies outside the run by more than the margin (thresholds.reject_outside_run_h)")]
     assert build_report(warehouse, "test-run", tmp_path / "out", compare=False).path("html").stat().st_size > 0
+
+
+def test_a_bundle_of_many_one_line_sources_loads_every_row_in_bounded_memory(tmp_path, monkeypatch):
+    """Issue 18 fault 4: each source used to leave 0.3-0.6 MB in the ingest's transaction until the commit (a
+    temp table made per source, a row group per parallel insert): 10,000 one-line logs ran out of memory. Under
+    a DuckDB limit of 64 MB (a 30 MB read buffer among it), 300 sources (100-180 MB that way) must load, every row in its place."""
+    count = 300
+    logs = {f"app/{n:03d}.log": _line(n % 60, elapsed=str(10 + n), when=f"02/Dec/2026:14:{n // 60:02d}") + "\n"
+            for n in range(count)}
+    sources = [{"kind": "access_log", "host": "app", "path": path, "preset": "tomcat_common_d", "duration_unit": "ms"}
+               for path in logs]
+    root = write_bundle(tmp_path / "b", logs, sources, WINDOW)
+    monkeypatch.setenv("PERFCAMPAIGN_MEMORY_LIMIT", "64MB")
+    warehouse = tmp_path / "w.duckdb"
+    ingest_bundle(root, warehouse, **QUIET)
+    assert _rows(warehouse, "select count(*), sum(elapsed_ms), count(distinct source_path), count(iteration) "
+                            "from requests") == [(count, sum(10 + n for n in range(count)), count, count)]
+    assert _rows(warehouse, "select count(*), sum(rows_loaded), sum(rows_rejected) from sources") == [(count, count, 0)]

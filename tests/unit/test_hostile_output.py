@@ -40,7 +40,7 @@ def test_control_characters_and_html_from_a_bundle_stay_text(tmp_path):
     markdown = files.path("markdown").read_text()
     assert "<img" not in markdown
     from tasks.report.fmt import markdown_safe
-    assert markdown_safe(f"- {hostile}") == "- \x1b]0;owned\x07\x1b[2J&lt;img src=x onerror=alert(1)&gt;"
+    assert markdown_safe(f"- {hostile}") == "- \\x1b]0;owned\\x07\\x1b[2J&lt;img src=x onerror=alert(1)&gt;"
 
 
 def test_botocore_debug_logs_never_show_a_credential(monkeypatch):
