@@ -44,6 +44,7 @@ class ChangeSettings:
     p_value: float = _DEFAULTS.p_value  # significance of the t-test (Otava's is 0.001; see the module docstring)
     min_runs: int = _DEFAULTS.min_runs  # a series with fewer points claims nothing
     settle_runs: int = _DEFAULTS.settle_runs  # fewer runs on a side of a change: it is pending
+    alert_extremes: bool = _DEFAULTS.alert_extremes  # max_ms changes are shown, announced only when true
     window: int = 30  # points per sliding window of the split step
 
     def __post_init__(self) -> None:

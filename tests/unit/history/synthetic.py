@@ -4,7 +4,7 @@ the truth they were written with, and the score of a detection against it.
 `sixty_nights` is a history like the one of issue 21: 60 nights, a client and a server side, 3 labels (C with
 a quarter of A's calls) and `(all)`, 4 iterations, 3-5 % run-to-run noise per series and 1 % shared by every
 series of a night, errors at 0.2 % counted on the calls (binomial), a failed night and an excluded night (in
-no series), a one-night outlier (x 1.5 on every latency), a load-plan change (plan A to night 49, plan B
+no series), a one-night outlier (x 1.5 on every latency), a load-plan change (plan A to night 51, plan B
 after), a 10-night drift, and the shifts of SHIFTS, two of them small and on one label only.
 """
 
@@ -22,8 +22,8 @@ ITERATIONS = (1, 2, 3, 4)
 SHARE = {"A": 4 / 9, "B": 4 / 9, "C": 1 / 9}  # of the calls of an iteration
 CALLS = {1: 450, 2: 1350, 3: 4050, 4: 5400}  # calls of an iteration, all labels
 COUNTED = ("p50_ms", "p95_ms", "calls_per_s", "error_rate")  # the metrics whose shifts are scored
-FAILED, OUTLIER, EXCLUDED, PLAN_B = 20, 12, 35, 50
-DRIFT = (30, 40)  # server p95 of iterations 3 and 4 rises 1.5 % a night over these nights
+FAILED, OUTLIER, EXCLUDED, PLAN_B = 19, 12, 33, 52
+DRIFT = (42, 52)  # server p95 of iterations 3 and 4 rises 1.5 % a night over these nights
 
 
 @dataclass(frozen=True)
@@ -37,15 +37,16 @@ class Shift:
 
 
 LATENCY = ("p50_ms", "p95_ms", "max_ms")
-SHIFTS = [
+SHIFTS = [  # about a week apart, as releases come: the small ones have 6-8 nights on each side in p95_ms
     Shift(8, 1.15, LATENCY, iterations=(3, 4)),  # a regression under load
-    Shift(16, 0.88, LATENCY, labels=("A", "B"), iterations=(1,)),  # an improvement on 2 of 3 labels, iteration 1
-    Shift(23, 1.06, LATENCY, labels=("B",)),  # small, one label
-    Shift(42, 1.09, LATENCY, labels=("C",)),  # small, one label
-    Shift(54, 0.85, ("calls_per_s",), iterations=(3, 4)),  # capacity, plan B
-    Shift(54, 1.10, ("p50_ms",), iterations=(4,), sides=("server",)),  # plan B
+    Shift(15, 0.88, LATENCY, labels=("A", "B"), iterations=(1,)),  # an improvement on 2 of 3 labels, iteration 1
+    Shift(22, 1.06, LATENCY, labels=("B",)),  # small, one label
+    Shift(29, 1.12, ("p95_ms", "max_ms")),  # a release slower in its tail
+    Shift(36, 1.09, LATENCY, labels=("C",)),  # small, one label
+    Shift(55, 0.85, ("calls_per_s",), iterations=(3, 4)),  # capacity, plan B
+    Shift(55, 1.10, ("p50_ms",), iterations=(4,), sides=("server",)),  # plan B
 ]
-ERRORS = (26, "A", 0.03)  # from this night, label A answers 3 % errors (0.2 % before)
+ERRORS = (25, "A", 0.03)  # from this night, label A answers 3 % errors (0.2 % before)
 
 
 @dataclass
@@ -80,7 +81,7 @@ def sixty_nights(seed: int) -> History:
     rng = np.random.default_rng(seed)
     nights = [n for n in range(60) if n not in (FAILED, EXCLUDED)]
     plans = {"A": [n for n in nights if n < PLAN_B], "B": [n for n in nights if n >= PLAN_B]}
-    shared = {side: 1 + 0.015 * rng.standard_normal(60) for side in SIDES}
+    shared = {side: 1 + 0.01 * rng.standard_normal(60) for side in SIDES}
     history = History([], plans)
     for plan, plan_nights in plans.items():
         for side in SIDES:
@@ -103,7 +104,7 @@ def _add_iteration(history: History, rng: np.random.Generator, plan: str, nights
                 rate = np.clip(truth[label] * (1 + 0.2 * rng.standard_normal(n.size)), 0, 1)
                 values[label] = rng.binomial(calls[label].astype(int), rate) / calls[label]
             else:
-                noise = {"max_ms": 0.2, "calls_per_s": 0.02}.get(metric, rng.uniform(0.02, 0.035) * (1.3 if metric == "p95_ms" else 1))
+                noise = {"max_ms": 0.2, "calls_per_s": 0.02}.get(metric, rng.uniform(0.015, 0.025) * (1.6 if metric == "p95_ms" else 1))
                 values[label] = truth[label] * shared * (1 + noise * rng.standard_normal(n.size))
                 if metric != "calls_per_s":
                     values[label][n == OUTLIER] *= 1.5
