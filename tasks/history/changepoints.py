@@ -97,13 +97,15 @@ def detect(values: Sequence[float], settings: ChangeSettings = ChangeSettings(),
     """Change points and one-night outliers of a series ordered by run, sorted by index.
 
     NaN (and ±inf) points, runs without the metric, are skipped; indices still count them. With `calls`
-    (the calls behind each point), the values are rates (error_rate) and are tested as counts.
+    (the calls behind each point), the values are rates (error_rate) and are tested as counts; values outside
+    0..1 are no proportion and get the t-test.
     """
     x = np.asarray(values, dtype=float)
     present = np.flatnonzero(np.isfinite(x))
     if present.size < settings.min_runs:
         return []
-    points = _Points(x[present], None if calls is None else np.asarray(calls, dtype=float)[present])
+    proportions = calls is not None and bool(np.all((x[present] >= 0) & (x[present] <= 1)))
+    points = _Points(x[present], np.asarray(calls, dtype=float)[present] if proportions else None)
     outlier = outlier_mask(points.values, settings)
     kept, clean = present[~outlier], points.take(~outlier)
     changes = _merge(clean, _weak_splits(clean, settings), settings)

@@ -47,6 +47,7 @@ class Series:
     calls: np.ndarray
     changes: list[Change] = field(default_factory=list)  # its own change points (indices into values)
     runs: np.ndarray | None = None  # the run ids, for the caller
+    clean: np.ndarray | None = None  # its values without its one-night outliers (NaN), once for every group
 
 
 def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[Series, Change, str]]:
@@ -121,9 +122,12 @@ def _pooled(members: list[Series], settings: ChangeSettings, residual: bool
     total, weight = np.zeros(columns.size), np.zeros(columns.size)
     clean = []
     for member in members:
-        values = np.where(np.isfinite(member.values), member.values, np.nan)
-        present = np.flatnonzero(np.isfinite(values))
-        values[present[outlier_mask(values[present], settings)]] = np.nan
+        if member.clean is None:
+            values = np.where(np.isfinite(member.values), member.values, np.nan)
+            present = np.flatnonzero(np.isfinite(values))
+            values[present[outlier_mask(values[present], settings)]] = np.nan
+            member.clean = values
+        values = member.clean
         clean.append(values)
         ok = np.isfinite(values)
         if ok.sum() < settings.min_runs:

@@ -118,6 +118,11 @@ def test_history_marks_changes_exclusions_and_the_new_plan(warehouse):
     assert "change +" in by_run[run_id(10)] and "sut_version 1.0.0 → 1.1.0" in by_run[run_id(10)]
     assert "outlier +" in by_run[run_id(OUTLIER)]
     assert "excluded: run failed" in by_run[run_id(FAILED)]
+    # the failed run has a plan of its own (another load in iteration 3): shown in time order among the runs
+    # before and after it, never as a plan of its own
+    assert "plan changed" not in by_run[run_id(FAILED)]
+    shown = [line.split(",")[7] for line in lines[1:]]
+    assert shown[:NEW_PLAN] == [run_id(n) for n in range(NEW_PLAN)]
     assert "plan changed" in by_run[run_id(NEW_PLAN)]
     assert "fewer than the 5 comparable runs needed (3 at least): no change is claimed" in done.stderr
     last = cli(warehouse, "history", "nightly", "--metric", "p95_ms", "--side", "server", "--host", "(all)",
