@@ -1,7 +1,7 @@
 -- Public view: one row per event: the change points of one campaign, scenario and plan, of one kind and
 -- direction, at one run or the runs next to it (docs/history.md, "Events"). A shift of the system moves
 -- many series at once; it is one event to triage and to be told about. The per-series rows stay in
--- change_points (column event_id).
+-- change_points (column event_id). `found_by`: `series` and/or the groups whose pooled series found its members.
 -- materialized: view
 -- grain: event_id
 -- upstream: change_points, runs
@@ -40,12 +40,15 @@ select
     first(change_pct order by abs(change_pct) desc nulls first) as largest_change_pct,
     string_agg(distinct side, ', ' order by side) as sides,
     string_agg(distinct metric, ', ' order by metric) as metrics,
-    case
+    case  -- untriaged first: new, then pending, then quiet
         when count(*) filter (where status = 'new') > 0 then 'new'
+        when count(*) filter (where status = 'pending') > 0 then 'pending'
+        when count(*) filter (where status = 'quiet') > 0 then 'quiet'
         when count(distinct status) = 1 then any_value(status)
         else 'mixed'
     end as status,
-    count(*) filter (where status = 'new') as untriaged,
+    count(*) filter (where status in ('new', 'pending', 'quiet')) as untriaged,
+    string_agg(distinct found_by, '; ' order by found_by) as found_by,
     any_value(label_changes) filter (where run_id = event_run_id) as label_changes,
     first(first_detected_in order by detected_run_started_at, first_detected_in) as first_detected_in,
     list(side || ' ' || host || ' it ' || iteration || ' ' || label || ' ' || metric

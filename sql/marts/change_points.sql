@@ -1,11 +1,16 @@
 -- Public view: the change points and one-night outliers of the history series (docs/history.md), as the last
--- analysis of each campaign found them, with a person's triage: status new until triaged.
+-- analysis of each campaign found them, with a person's triage. Untriaged, a change is `pending` while it has
+-- fewer than settle_runs runs on a side, `quiet` when its metric is not announced (max_ms), else `new`.
 -- materialized: view
 -- grain: change_id
 -- upstream: detected_changes, change_triage
 select
     detected_changes.* exclude (detected_at, first_detected_in),
-    coalesce(change_triage.status, 'new') as status,
+    coalesce(change_triage.status, case
+        when detected_changes.pending then 'pending'
+        when not coalesce(detected_changes.alerted, true) then 'quiet'
+        else 'new'
+    end) as status,
     change_triage.note as triage_note,
     change_triage.triaged_at,
     detected_changes.first_detected_in,

@@ -12,7 +12,8 @@ select
     label,
     metric,
     run_id,
-    value
+    value,
+    calls
 from series
 where campaign = $campaign
 order by series_no, run_started_at, run_id

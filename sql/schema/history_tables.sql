@@ -46,3 +46,9 @@ create table if not exists detected_changes (
 );
 -- the event (view change_events) a change point is part of: one shift of many series is one event
 alter table detected_changes add column if not exists event_id varchar;
+-- what found it: `series` (the series alone) or the group whose pooled series showed it (docs/history.md)
+alter table detected_changes add column if not exists found_by varchar;
+-- fewer than settle_runs runs on a side of it: not claimed yet (status pending)
+alter table detected_changes add column if not exists pending boolean;
+-- false for an extreme (max_ms) unless history.alert_extremes: shown, never announced (status quiet)
+alter table detected_changes add column if not exists alerted boolean;

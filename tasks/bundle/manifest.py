@@ -166,6 +166,8 @@ class HistoryOptions(StrictModel):
     p_value: float = Field(default=0.0001, gt=0, lt=1)  # significance of the t-test of the two segments
     min_runs: int = Field(default=5, ge=3)  # a series with fewer comparable runs claims nothing
     label_min_calls: int = Field(default=100, ge=1)  # a label is a series of its own from this many calls
+    settle_runs: int = Field(default=3, ge=1)  # a change with fewer runs on a side is pending, not yet claimed
+    alert_extremes: bool = False  # whether a change of max_ms (one call's time) is a regression to announce
 
 
 class Source(StrictModel):

@@ -66,7 +66,7 @@ def _varying(columns: list[str], rows: list[tuple]) -> tuple[list[str], list[tup
 
 
 EVENT_COLUMNS = ["event_id", "scenario", "run_id", "kind", "direction", "series", "sides", "metrics", "change_pct",
-                 "status", "label_changes"]
+                 "status", "found_by", "label_changes"]
 SERIES_COLUMNS = ["change_id", "scenario", "side", "host", "iteration", "label", "metric", "run_id", "change_pct",
                   "direction", "kind", "status", "label_changes"]
 
@@ -74,7 +74,8 @@ SERIES_COLUMNS = ["change_id", "scenario", "side", "host", "iteration", "label",
 def changes_command(
     campaign: Annotated[Optional[str], typer.Option(help="only this campaign")] = None,
     since: Annotated[Optional[str], typer.Option(help="only changes at runs started on or after DATE (YYYY-MM-DD)")] = None,
-    status: Annotated[Optional[str], typer.Option(help="new, acknowledged, expected, invalid or mixed")] = None,
+    status: Annotated[Optional[str], typer.Option(help="new, pending, quiet, acknowledged, expected, invalid or "
+                                                  "mixed")] = None,
     fail_on: Annotated[Optional[str], typer.Option("--fail-on", help="regression: exit 3 when an untriaged "
                                                    "regression is listed")] = None,
     series: Annotated[bool, typer.Option("--series", help="a row per series instead of per event")] = False,
@@ -85,9 +86,9 @@ def changes_command(
     """Events (the change points and outliers of one shift, grouped), regressions first; for CI with --fail-on."""
     if fail_on not in (None, "regression"):
         raise typer.BadParameter(f"{fail_on!r}: expected regression", param_hint="--fail-on")
-    if status not in (None, "new", "acknowledged", "expected", "invalid", "mixed"):
-        raise typer.BadParameter(f"{status!r}: expected new, acknowledged, expected, invalid or mixed (an event "
-                                 "whose series were triaged differently)", param_hint="--status")
+    if status not in (None, "new", "pending", "quiet", "acknowledged", "expected", "invalid", "mixed"):
+        raise typer.BadParameter(f"{status!r}: expected new, pending, quiet, acknowledged, expected, invalid or mixed "
+                                 "(an event whose series were triaged differently)", param_hint="--status")
     try:
         since_date = date.fromisoformat(since) if since else None
     except ValueError:

@@ -2,8 +2,8 @@
 
 Runs after every ingest and validation of a run (the `history` task, `perfcampaign ingest` and `validate`)
 and after `perfcampaign exclude`: series are read from the view `series` (comparable runs, exclusions left
-out), each is given to `changepoints.detect` with the campaign's settings (the newest run's manifest
-`history`), and the campaign's rows of `detected_changes` are replaced. A change keeps the id and the
+out), each plan's series go to `pooled.find_changes` (each series alone, then the groups one change moves
+together) with the campaign's settings (the newest run's manifest `history`), and the campaign's rows of `detected_changes` are replaced. A change keeps the id and the
 `first_detected_in` it had (`change_id` hashes the campaign, the series key, the run and the kind), so a
 triage survives re-analysis and a regression is "new" only to the analysis that first found it; a change
 that moved to a neighbouring run keeps both (`carry_over`).
@@ -23,8 +23,9 @@ import duckdb
 import numpy as np
 import pandas as pd
 
-from tasks.history.changepoints import Change, ChangeSettings, detect
+from tasks.history.changepoints import Change, ChangeSettings
 from tasks.history.events import group_events
+from tasks.history.pooled import EXTREMES, Series, find_changes
 from tasks.history.options import HistoryError, campaign_options
 from tasks.settings import HIGHER_IS_BETTER
 from tasks.warehouse.connection import open_warehouse, transaction
@@ -58,7 +59,8 @@ class HistoryOutcome:
 def campaign_settings(con: duckdb.DuckDBPyConnection, campaign: str) -> ChangeSettings:
     """The detection settings of the campaign's newest run (its manifest's `history`), defaults filled in."""
     options = campaign_options(con, campaign)
-    return ChangeSettings(min_change_pct=options.min_change_pct, p_value=options.p_value, min_runs=options.min_runs)
+    return ChangeSettings(min_change_pct=options.min_change_pct, p_value=options.p_value, min_runs=options.min_runs,
+                          settle_runs=options.settle_runs, alert_extremes=options.alert_extremes)
 
 
 def change_id(campaign: str, key: dict[str, Any], run_id: str, kind: str) -> str:
@@ -87,20 +89,25 @@ def _series_changes(con: duckdb.DuckDBPyConnection, campaign: str, settings: Cha
                               {"campaign": campaign}).fetchall())
     started = dict(con.execute("select run_id, started_at from runs where campaign = $campaign",
                                {"campaign": campaign}).fetchall())
+    positions = {(scenario, plan, run): at for scenario, plan, run, at in
+                 con.execute(model_sql("reports/history_run_positions"), {"campaign": campaign}).fetchall()}
     numbers = np.asarray(points["series_no"])
     bounds = [0, *(np.flatnonzero(np.diff(numbers)) + 1), numbers.size] if numbers.size else [0]
-    rows: list[dict[str, Any]] = []
+    plans: dict[tuple, list[Series]] = {}  # (scenario, plan_id) -> its series long enough to claim anything
     for start, stop in zip(bounds, bounds[1:]):
         outcome.series += 1
-        runs = points["run_id"][start:stop]
         if stop - start < settings.min_runs:
             outcome.short_series += 1
             continue
         key = {name: _plain(points[name][start]) for name in KEY}
-        for change in detect(np.asarray(points["value"][start:stop], dtype=float), settings):
-            rows.append(_row(campaign, key, change, runs, labels, started))
-    positions = con.execute(model_sql("reports/history_run_positions"), {"campaign": campaign}).fetchall()
-    group_events(campaign, rows, {(scenario, plan, run): at for scenario, plan, run, at in positions})
+        runs = points["run_id"][start:stop]
+        at = np.array([positions[key["scenario"], key["plan_id"], str(run)] for run in runs])
+        plans.setdefault((key["scenario"], key["plan_id"]), []).append(Series(
+            key, at, np.asarray(points["value"][start:stop], dtype=float),
+            np.asarray(points["calls"][start:stop], dtype=float), runs=runs))
+    rows = [_row(campaign, s.key, change, found_by, s.runs, labels, started, settings)
+            for series in plans.values() for s, change, found_by in find_changes(series, settings)]
+    group_events(campaign, rows, positions)
     return rows
 
 
@@ -108,15 +115,16 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _row(campaign: str, key: dict[str, Any], change: Change, runs: np.ndarray, labels: dict, started: dict
-         ) -> dict[str, Any]:
+def _row(campaign: str, key: dict[str, Any], change: Change, found_by: str, runs: np.ndarray, labels: dict,
+         started: dict, settings: ChangeSettings) -> dict[str, Any]:
     run_id, previous = str(runs[change.index]), str(runs[change.index - 1]) if change.index else None
     return {
         "change_id": change_id(campaign, key, run_id, change.kind), "campaign": campaign, **key,
         "run_id": run_id, "run_started_at": started[run_id], "previous_run_id": previous,
         "before_value": change.before_value, "after_value": change.after_value, "change_pct": change.change_pct,
         "direction": direction(key["metric"], change.before_value, change.after_value),
-        "p_value": change.p_value, "kind": change.kind,
+        "p_value": change.p_value, "kind": change.kind, "found_by": found_by, "pending": change.pending,
+        "alerted": settings.alert_extremes or key["metric"] not in EXTREMES,
         "label_changes": label_changes(labels.get(previous), labels.get(run_id)) if previous else None,
         "neighbours": {str(runs[i]) for i in (change.index - 1, change.index + 1) if 0 <= i < len(runs)},
     }
@@ -142,7 +150,9 @@ def carry_over(rows: list[dict[str, Any]], earlier: list[dict[str, Any]], trigge
             same = next((old for old in candidates if old["run_id"] in neighbours), None)
             if same is not None:
                 moved[row["change_id"]] = same["change_id"]
-        row["first_detected_in"] = same["first_detected_in"] if same else trigger_run_id
+        # a pending change is claimed when it settles: then it is new (announced), not before
+        settled = same is not None and (row["pending"] or not same["pending"])
+        row["first_detected_in"] = same["first_detected_in"] if settled else trigger_run_id
     return moved
 
 

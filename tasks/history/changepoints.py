@@ -8,7 +8,7 @@ small shift is not drowned by a long one. The windows find "weak" change points 
 merge step then drops them one at a time, weakest first, and retests its neighbours on the joined segment.
 
 Where this differs from Otava, and why:
-- One-night outliers are taken out first (`_outliers`) and reported apart: left in, E-divisive would
+- One-night outliers are taken out first (`outlier_mask`) and reported apart: left in, E-divisive would
   report a change up and one back down, and their spread would hide real changes from the t-test.
 - A single run between two changes is never a level (`_weakest`): the same up-and-down for a night that
   the outlier rule let through.
@@ -26,10 +26,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-from scipy import special
 
 from tasks.bundle.manifest import HistoryOptions
 from tasks.history.edivisive import bisect
+from tasks.history.significance import count_p, student_p
 
 NEIGHBOURS = 3  # points on each side that an outlier is compared with
 OUTLIER_NOISE = 6.0  # an outlier is this many times the series' noise away from both sides
@@ -43,6 +43,8 @@ class ChangeSettings:
     min_change_pct: float = _DEFAULTS.min_change_pct  # smaller moves of the level (between segment medians): none
     p_value: float = _DEFAULTS.p_value  # significance of the t-test (Otava's is 0.001; see the module docstring)
     min_runs: int = _DEFAULTS.min_runs  # a series with fewer points claims nothing
+    settle_runs: int = _DEFAULTS.settle_runs  # fewer runs on a side of a change: it is pending
+    alert_extremes: bool = _DEFAULTS.alert_extremes  # max_ms changes are shown, announced only when true
     window: int = 30  # points per sliding window of the split step
 
     def __post_init__(self) -> None:
@@ -58,7 +60,9 @@ class Change:
     before_value: median of the segment before the change (for an outlier: of the segment around it).
     after_value: median of the segment after the change (for an outlier: its own value).
     change_pct: (after − before) / |before| × 100; None when before is 0 and after is not.
-    p_value: Student's t-test of the two segments (for an outlier: of its value against its segment).
+    p_value: Student's t-test of the two segments (for an outlier: of its value against its segment); for a
+        rate given with its calls, the count test (significance.py).
+    pending: fewer than `settle_runs` runs on a side of the change (after an outlier): not settled yet.
     """
 
     index: int
@@ -67,29 +71,53 @@ class Change:
     after_value: float
     change_pct: float | None
     p_value: float
+    pending: bool = False
 
 
-def detect(values: Sequence[float], settings: ChangeSettings = ChangeSettings()) -> list[Change]:
+@dataclass(frozen=True)
+class _Points:
+    """The points a test reads: values, and for a rate the calls behind each (None: a t-test of the values)."""
+
+    values: np.ndarray
+    calls: np.ndarray | None
+
+    def p(self, start: int, split: int, stop: int) -> float:
+        """The test of values[start:split] against values[split:stop]."""
+        if self.calls is None:
+            return student_p(self.values[start:split], self.values[split:stop])
+        return count_p(self.values[start:split], self.calls[start:split], self.values[split:stop],
+                       self.calls[split:stop])
+
+    def take(self, mask: np.ndarray) -> _Points:
+        return _Points(self.values[mask], None if self.calls is None else self.calls[mask])
+
+
+def detect(values: Sequence[float], settings: ChangeSettings = ChangeSettings(),
+           calls: Sequence[float] | None = None) -> list[Change]:
     """Change points and one-night outliers of a series ordered by run, sorted by index.
 
-    NaN (and ±inf) points, runs without the metric, are skipped; indices still count them.
+    NaN (and ±inf) points, runs without the metric, are skipped; indices still count them. With `calls`
+    (the calls behind each point), the values are rates (error_rate) and are tested as counts; values outside
+    0..1 are no proportion and get the t-test.
     """
     x = np.asarray(values, dtype=float)
     present = np.flatnonzero(np.isfinite(x))
     if present.size < settings.min_runs:
         return []
-    series = x[present]
-    outlier = _outliers(series, settings)
-    kept, clean = present[~outlier], series[~outlier]
+    proportions = calls is not None and bool(np.all((x[present] >= 0) & (x[present] <= 1)))
+    points = _Points(x[present], np.asarray(calls, dtype=float)[present] if proportions else None)
+    outlier = outlier_mask(points.values, settings)
+    kept, clean = present[~outlier], points.take(~outlier)
     changes = _merge(clean, _weak_splits(clean, settings), settings)
-    bounds = np.array([0, *(c.index for c in changes), clean.size])
+    bounds = np.array([0, *(c.index for c in changes), clean.values.size])
     found = [replace(c, index=int(kept[c.index])) for c in changes]
-    outliers = (_outlier_change(clean, bounds, kept, int(i), float(x[i])) for i in present[outlier])
+    outliers = (_outlier_change(clean, bounds, kept, points.take(present == i), int(i), settings)
+                for i in present[outlier])
     found += [o for o in outliers if _relevant(o, settings)]
     return sorted(found, key=lambda c: c.index)
 
 
-def _outliers(series: np.ndarray, settings: ChangeSettings) -> np.ndarray:
+def outlier_mask(series: np.ndarray, settings: ChangeSettings) -> np.ndarray:
     """Mask of one-night outliers: points out of line with the runs on both sides, which agree on a level.
 
     With `limit` = the larger of OUTLIER_NOISE × the series' relative noise and min_change_pct, and m₋, m₊
@@ -108,7 +136,7 @@ def _outliers(series: np.ndarray, settings: ChangeSettings) -> np.ndarray:
     # windows[i] holds series[i - NEIGHBOURS : i]; windows[i + NEIGHBOURS + 1], the NEIGHBOURS after i.
     before = np.nanmedian(windows[1 : n - 1], axis=1)
     after = np.nanmedian(windows[NEIGHBOURS + 2 : NEIGHBOURS + n], axis=1)
-    limit = max(OUTLIER_NOISE * _relative_noise(series), settings.min_change_pct / 100)
+    limit = max(OUTLIER_NOISE * relative_noise(series), settings.min_change_pct / 100)
     # Compared without dividing, so that a level of 0 makes any other value "infinitely" far.
     far = (np.abs(inner - before) > limit * np.abs(before)) & (np.abs(inner - after) > limit * np.abs(after))
     same_side = np.sign(inner - before) == np.sign(inner - after)
@@ -116,7 +144,7 @@ def _outliers(series: np.ndarray, settings: ChangeSettings) -> np.ndarray:
     return np.concatenate([[False], far & same_side & one_level, [False]])
 
 
-def _relative_noise(series: np.ndarray) -> float:
+def relative_noise(series: np.ndarray) -> float:
     """Run-to-run noise as a fraction of the level: robust (MAD) spread of successive relative differences.
 
     Relative, because the noise of performance metrics scales with their level (an error rate that goes
@@ -130,35 +158,36 @@ def _relative_noise(series: np.ndarray) -> float:
     return float(1.4826 * np.median(np.abs(steps - np.median(steps))) / np.sqrt(2))
 
 
-def _weak_splits(series: np.ndarray, settings: ChangeSettings) -> list[int]:
+def _weak_splits(points: _Points, settings: ChangeSettings) -> list[int]:
     """Split step: E-divisive in windows of `window` points, half-overlapping, at a relaxed p-value.
 
     As in Otava, a window starts at the last split found in the one before (or half a window on), so the
     level after a change is analysed apart from the one before it.
     """
     relaxed = min(10 * settings.p_value, max(settings.p_value, 0.5))  # Otava's weak points: 10 x p_value
-    significant = lambda left, right: _student_p(left, right) <= relaxed
+    size = points.values.size
     found: set[int] = set()
     start = 0
     while True:
-        stop = min(start + settings.window, series.size)
-        splits = [start + s for s in bisect(series[start:stop], significant)]
+        stop = min(start + settings.window, size)
+        significant = lambda a, tau, kappa, at=start: points.p(at + a, at + tau, at + kappa) <= relaxed
+        splits = [start + s for s in bisect(points.values[start:stop], significant)]
         found.update(splits)
-        if stop == series.size:  # a window inside this one would only re-examine its points
+        if stop == size:  # a window inside this one would only re-examine its points
             return sorted(found)
         start = max(splits[-1] if splits else 0, start + settings.window // 2)
 
 
-def _merge(series: np.ndarray, splits: list[int], settings: ChangeSettings) -> list[Change]:
+def _merge(points: _Points, splits: list[int], settings: ChangeSettings) -> list[Change]:
     """Merge step: drop the weakest split, retest its neighbours, until `_weakest` has none to drop."""
-    bounds = [0, *splits, series.size]
-    changes = [_change(series, *bounds[i : i + 3]) for i in range(len(splits))]
+    bounds = [0, *splits, points.values.size]
+    changes = [_change(points, *bounds[i : i + 3], settings) for i in range(len(splits))]
     while (weakest := _weakest(changes, bounds, settings)) is not None:
         del changes[weakest], bounds[weakest + 1]
         # The two segments beside it are now one: the splits at its ends are tested against it.
         for i in (weakest - 1, weakest):
             if 0 <= i < len(changes):
-                changes[i] = _change(series, *bounds[i : i + 3])
+                changes[i] = _change(points, *bounds[i : i + 3], settings)
     return changes
 
 
@@ -182,22 +211,27 @@ def _weakest(changes: list[Change], bounds: list[int], settings: ChangeSettings)
     return weakest if _magnitude(changes[weakest]) < settings.min_change_pct else None
 
 
-def _change(series: np.ndarray, start: int, split: int, stop: int) -> Change:
-    """The change at `split` between the segments series[start:split] and series[split:stop]."""
-    left, right = series[start:split], series[split:stop]
-    before, after = float(np.median(left)), float(np.median(right))
-    return Change(split, "change", before, after, _pct(before, after), _student_p(left, right))
+def _change(points: _Points, start: int, split: int, stop: int, settings: ChangeSettings) -> Change:
+    """The change at `split` between the segments values[start:split] and values[split:stop]; pending while a
+    side has fewer than `settle_runs` runs (a level of one or two nights may still turn out an outlier)."""
+    before, after = float(np.median(points.values[start:split])), float(np.median(points.values[split:stop]))
+    pending = min(split - start, stop - split) < settings.settle_runs
+    return Change(split, "change", before, after, _pct(before, after), points.p(start, split, stop), pending)
 
 
-def _outlier_change(
-    clean: np.ndarray, bounds: np.ndarray, kept: np.ndarray, index: int, value: float
-) -> Change:
-    """The outlier at `index` against the segment (between change points) of the clean series around it."""
+def _outlier_change(clean: _Points, bounds: np.ndarray, kept: np.ndarray, point: _Points, index: int,
+                    settings: ChangeSettings) -> Change:
+    """The outlier at `index` (its value and calls: `point`) against the segment (between change points) of the
+    clean series around it; pending while fewer than `settle_runs` runs follow it."""
     at = int(np.searchsorted(kept, index))  # position it would take in the clean series
     segment = int(np.searchsorted(bounds, at)) - 1  # just before a change: the segment it ends
-    around = clean[bounds[segment] : bounds[segment + 1]]
-    before = float(np.median(around))
-    return Change(index, "outlier", before, value, _pct(before, value), _student_p(around, np.array([value])))
+    start, stop = int(bounds[segment]), int(bounds[segment + 1])
+    around = _Points(np.r_[clean.values[start:stop], point.values],
+                     None if clean.calls is None else np.r_[clean.calls[start:stop], point.calls])
+    before, value = float(np.median(clean.values[start:stop])), float(point.values[0])
+    pending = kept.size - at < settings.settle_runs
+    return Change(index, "outlier", before, value, _pct(before, value), around.p(0, stop - start, stop - start + 1),
+                  pending)
 
 
 def _relevant(outlier: Change, settings: ChangeSettings) -> bool:
@@ -214,22 +248,3 @@ def _pct(before: float, after: float) -> float | None:
 def _magnitude(change: Change) -> float:
     """Size of the change in %, for min_change_pct; infinite from a level of 0."""
     return np.inf if change.change_pct is None else abs(change.change_pct)
-
-
-def _student_p(left: np.ndarray, right: np.ndarray) -> float:
-    """Two-sided p-value of Student's pooled-variance t-test of the means of left and right.
-
-    Pooled, as Otava's `ttest_ind_from_stats` call: Welch's test has almost no degrees of freedom when
-    one side is one to three nights, the very case of a change in the last runs. Two constant sides
-    (an error rate of 0 every night) are equal or differ for certain; the formula would divide 0 by 0.
-    """
-    df = left.size + right.size - 2
-    if df < 1:
-        return 1.0
-    if np.ptp(left) == 0 and np.ptp(right) == 0:
-        return 1.0 if left[0] == right[0] else 0.0
-    mean_left, mean_right = left.sum() / left.size, right.sum() / right.size
-    centred_left, centred_right = left - mean_left, right - mean_right
-    squares = centred_left @ centred_left + centred_right @ centred_right
-    t = (mean_right - mean_left) / np.sqrt(squares / df * (1 / left.size + 1 / right.size))
-    return float(2 * special.stdtr(df, -abs(t)))

@@ -53,11 +53,12 @@ def best_pair(w: np.ndarray, start: int, stop: int) -> tuple[int, int, float]:
     return start + 1 + int(row), start + 2 + int(col), float(q[row, col])
 
 
-def bisect(z: np.ndarray, significant: Callable[[np.ndarray, np.ndarray], bool]) -> list[int]:
+def bisect(z: np.ndarray, significant: Callable[[int, int, int], bool]) -> list[int]:
     """Split points of z, sorted: E-divisive's hierarchical bisection.
 
     Each round takes, over the current intervals, the candidate with the largest q̂ and asks
-    `significant(z[start:τ], z[τ:κ])` about the two samples its q̂ compared; the first refusal ends the
+    `significant(start, τ, κ)` about the two samples its q̂ compared, z[start:τ] and z[τ:κ] (bounds, so
+    that a caller may test what goes with the points: the calls behind a rate); the first refusal ends the
     search, as in the paper (a weaker candidate elsewhere would be even less likely to pass). Testing
     against z[τ:κ] rather than the whole rest of the interval matters for a level that goes up and comes
     back (a regression, then its fix): the rest mixes both levels and hides the first step from a t-test.
@@ -72,7 +73,7 @@ def bisect(z: np.ndarray, significant: Callable[[np.ndarray, np.ndarray], bool])
         if not candidates:
             return bounds[1:-1]
         (start, stop), (tau, kappa, _) = max(candidates.items(), key=lambda item: item[1][2])
-        if not significant(z[start:tau], z[tau:kappa]):
+        if not significant(start, tau, kappa):
             return bounds[1:-1]
         del candidates[start, stop]
         bounds.insert(bounds.index(stop), tau)

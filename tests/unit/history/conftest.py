@@ -16,12 +16,13 @@ from tests.unit.history.nightly import NIGHTS, night, run_id
 
 @pytest.fixture(scope="session")
 def nightly_file(tmp_path_factory) -> Path:
-    """Every night ingested; the history analysed the morning after night 11, and after the last night."""
+    """Every night ingested; the history analysed the mornings after nights 11 (the shift of night 10 pending:
+    two runs at its new level) and 12 (settled), and after the last night."""
     work = tmp_path_factory.mktemp("nights")
     path = work / "w.duckdb"
     for n in range(NIGHTS):
         ingest_bundle(write_night(work, n, night(n)), path, progress=lambda message: None)
-        if n == 11:
+        if n in (11, 12):
             analyse_run(path, run_id(n))
     analyse_run(path, run_id(NIGHTS - 1))
     return path

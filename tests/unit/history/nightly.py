@@ -2,7 +2,7 @@
 
 32 nights of one campaign (3 iterations, two access logs and a client JTL, 3 % run-to-run noise):
 latency +20 % on both sides at night 10, a one-night outlier (x 1.6) at 14, capacity -20 % at 18, a failed
-run (x 2) at 21, server latency -15 % at 24, client errors 1 % -> 5 % at 27, and from night 29 another load
+run (x 2, started with another load in iteration 3: a plan no other run has) at 21, server latency -15 % at 24, client errors 1 % -> 5 % at 27, and from night 29 another load
 in iteration 3 (another plan, 3 runs: too few to claim anything). Night 6 lost the client's results of
 iteration 2 (its JTL has iterations 1 and 3 only). The warehouse itself is the fixture
 `warehouse` of conftest.py.
@@ -46,7 +46,7 @@ def night(n: int) -> Night:
         latency = {side: level * (1.6 if n == OUTLIER else 2.0) for side, level in latency.items()}
     return Night(latency=latency, capacity={"server": capacity, "client": capacity},
                  errors={"server": 0.01, "client": errors}, status="failed" if n == FAILED else "completed",
-                 vus_3=24 if n >= NEW_PLAN else 18, version=version,
+                 vus_3=24 if n >= NEW_PLAN else 30 if n == FAILED else 18, version=version,
                  client_iterations=(1, 3) if n == NO_CLIENT_2 else (1, 2, 3))
 
 

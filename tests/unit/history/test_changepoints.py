@@ -67,8 +67,8 @@ def test_best_split_is_the_argmax_of_the_papers_qhat():
 def permutation_test(rng: np.random.Generator, draws: int = 199, alpha: float = 0.01):
     """The paper's significance test: how often a shuffled interval has a best q̂ as large."""
 
-    def significant(left: np.ndarray, right: np.ndarray) -> bool:
-        interval = np.concatenate([left, right])
+    def significant(z: np.ndarray, start: int, tau: int, kappa: int) -> bool:
+        interval = z[start:kappa]
         observed = best_split(pair_sums(interval), 0, interval.size)[1]
         larger = sum(
             best_split(pair_sums(shuffled), 0, interval.size)[1] >= observed
@@ -81,15 +81,16 @@ def permutation_test(rng: np.random.Generator, draws: int = 199, alpha: float = 
 
 def test_bisection_with_the_papers_permutation_test_finds_both_shifts():
     z = np.concatenate([nightly(1, 20), nightly(2, 15, level=120.0), nightly(3, 20, level=95.0)])
-    splits = bisect(z, permutation_test(np.random.default_rng(0)))
+    test = permutation_test(np.random.default_rng(0))
+    splits = bisect(z, lambda start, tau, kappa: test(z, start, tau, kappa))
     assert len(splits) == 2
     assert abs(splits[0] - 20) <= 1 and abs(splits[1] - 35) <= 1
 
 
 def test_bisection_stops_at_the_first_refused_candidate():
     z = np.concatenate([np.zeros(10), np.ones(10), np.full(10, 3.0)])
-    assert bisect(z, lambda left, right: False) == []
-    assert bisect(z, lambda left, right: True) == list(range(1, 30))
+    assert bisect(z, lambda start, tau, kappa: False) == []
+    assert bisect(z, lambda start, tau, kappa: True) == list(range(1, 30))
 
 
 # --- detect --------------------------------------------------------------------------------------------

@@ -1,0 +1,180 @@
+"""Pooled evidence: a shift that one code change makes in a group of series at once, found even when each
+series alone is under its threshold (a +6 % on one endpoint, 8 series each at its detection floor).
+
+The groups are the series one change is expected to move together, within a plan and a metric:
+- `label L`: one label (or `(all)`) of one host across every side and iteration;
+- `iteration N SIDE`: the labels of one side, host and iteration (not `(all)`, which is their mix).
+
+A group's evidence is one series: each member's value relative to its own median, weighted by the inverse
+of its noise squared (`changepoints.relative_noise`, its one-night outliers left out), averaged run by run:
+the numerator of Stouffer's combined Z, in % of the level. The same `detect` (E-divisive, the t-test at
+`p_value`, `min_change_pct` on the pooled size) then runs on it. The t-test estimates the noise of the
+average from the average itself, so members that share their night-to-night noise (a slow night slows
+every label) are not counted as independent evidence: the false-change rate of a group is that of one
+series at `p_value`, and the groups add about one test per four series.
+
+A change the group found becomes a change point of each member that moved with it and has none of its own
+within a run: at the group's run and between the group's neighbouring changes, in the same direction, at
+least half the group's size (closer to the group's shift than to none), and its own t-test p <= MEMBER_P
+(the group already answered whether anything moved; this only says which series did).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from tasks.history.changepoints import Change, ChangeSettings, detect, outlier_mask, relative_noise
+from tasks.history.significance import student_p
+
+MEMBER_P = 0.05  # a member's own t-test at the group's change, for the group to name it
+POOLED_SIZE = 0.5  # x min_change_pct: the least move of a group's series, and of a member it names
+MOVE_RUNS = 3  # a member's own change this close to the group's, in its direction, moves to the group's run
+NOISE_FLOOR = 0.002  # relative noise no member is weighted beyond (a nearly constant series)
+RATES = frozenset({"error_rate"})  # proportions of the calls: tested as counts (significance.count_p)
+EXTREMES = frozenset({"max_ms"})  # one call's time: a change is shown, never announced unless alert_extremes
+UNPOOLED = EXTREMES | RATES  # extremes and rates stay alone
+
+
+@dataclass
+class Series:
+    """One series of a plan: its key, the place of each of its runs among the plan's runs, its values."""
+
+    key: dict
+    positions: np.ndarray
+    values: np.ndarray
+    calls: np.ndarray
+    changes: list[Change] = field(default_factory=list)  # its own change points (indices into values)
+    runs: np.ndarray | None = None  # the run ids, for the caller
+    clean: np.ndarray | None = None  # its values without its one-night outliers (NaN), once for every group
+
+
+def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[Series, Change, str]]:
+    """Every change point and outlier of a plan's series: each series' own (found by `series`), then those its
+    groups found (found by the group's name), one per series and run."""
+    by: dict[tuple[int, int], str] = {}  # (series, index) -> what found it
+    for s in series:
+        s.changes = detect(s.values, settings, s.calls if s.key["metric"] in RATES else None)
+        by.update({(id(s), change.index): "series" for change in s.changes})
+    for name, members in groups(series):
+        for member, change, moved in pooled_changes(members, settings):
+            # the group's run replaces the member's own guess of it; a later group does not name it again
+            member.changes = sorted([c for c in member.changes if c is not moved] + [change], key=lambda c: c.index)
+            by[id(member), change.index] = name
+    return [(s, change, by[id(s), change.index]) for s in series for change in s.changes]
+
+
+def groups(series: list[Series]) -> list[tuple[str, list[Series]]]:
+    """The groups of two or more series with their names (within one scenario and plan: the caller's)."""
+    found: dict[tuple, list[Series]] = {}
+    for s in series:
+        k = s.key
+        if k["metric"] in UNPOOLED:
+            continue
+        found.setdefault(("label", k["metric"], k["host"], k["label"]), []).append(s)
+        if k["label"] != "(all)":
+            found.setdefault(("iteration", k["metric"], k["side"], k["host"], k["iteration"]), []).append(s)
+    return [(_name(key, len(members)), members) for key, members in found.items() if len(members) > 1]
+
+
+def _name(key: tuple, size: int) -> str:
+    if key[0] == "label":
+        _, _, host, label = key
+        where = "" if host == "(all)" else f" on {host}"
+        return f"{'(all)' if label == '(all)' else 'label ' + label}{where}: {size} series"
+    _, _, side, host, iteration = key
+    return f"iteration {iteration} {side}{'' if host == '(all)' else ' ' + host}: {size} labels"
+
+
+def pooled_changes(members: list[Series], settings: ChangeSettings) -> list[tuple[Series, Change, Change | None]]:
+    """The change points of members that a group's pooled series shows and their own detection missed or placed
+    a few runs away (that change is third in each tuple)."""
+    group = replace(settings, min_change_pct=settings.min_change_pct * POOLED_SIZE)
+    found, taken = [], set()
+    for residual in (True, False):
+        columns, pooled, clean = _pooled(members, settings, residual)
+        if np.isfinite(pooled).sum() < settings.min_runs:
+            return []
+        shifts = [c for c in detect(pooled, group) if c.kind == "change"]
+        bounds = [0, *(c.index for c in shifts), columns.size]
+        for i, shift in enumerate(shifts):
+            at = int(columns[shift.index])
+            if taken & {at - 1, at, at + 1}:
+                continue  # the residuals' shift, seen again in the values
+            taken.add(at)
+            for member, values in zip(members, clean):
+                span = (int(columns[bounds[i]]), at, int(columns[bounds[i + 2] - 1]))
+                change = _member_change(member, values, span, shift, settings)
+                if change is not None and (residual or change[1] is not None or change[0].p_value <= MEMBER_P / 10):
+                    found.append((member, *change))
+    return found
+
+
+def _pooled(members: list[Series], settings: ChangeSettings, residual: bool
+            ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The plan positions the members have, the group's series over them, and each member's values without its
+    one-night outliers (NaN). The group's series is 1 + the weighted mean of the members' values relative to
+    their median or, as `residual`s, to the median of their segment between the member's own change points
+    (what a member showed alone, a shift of its iteration only, is not spread over the group: what is left is
+    what no member was sure of alone). The values place a shift most members found, each a run or two off."""
+    columns = np.unique(np.concatenate([m.positions for m in members]))
+    total, weight = np.zeros(columns.size), np.zeros(columns.size)
+    clean = []
+    for member in members:
+        if member.clean is None:
+            values = np.where(np.isfinite(member.values), member.values, np.nan)
+            present = np.flatnonzero(np.isfinite(values))
+            values[present[outlier_mask(values[present], settings)]] = np.nan
+            member.clean = values
+        values = member.clean
+        clean.append(values)
+        ok = np.isfinite(values)
+        if ok.sum() < settings.min_runs:
+            continue
+        level = np.full(values.size, np.nan)
+        cuts = [0, *(c.index for c in member.changes if c.kind == "change" and residual), values.size]
+        for start, stop in zip(cuts, cuts[1:]):
+            segment = values[start:stop][ok[start:stop]]
+            level[start:stop] = np.median(segment) if segment.size else np.nan
+        ok &= level > 0
+        w = 1 / max(relative_noise(values[np.isfinite(values)]), NOISE_FLOOR) ** 2
+        at = np.searchsorted(columns, member.positions)
+        np.add.at(total, at[ok], w * (values[ok] / level[ok] - 1))
+        np.add.at(weight, at[ok], w)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return columns, np.where(weight > 0, 1 + total / weight, np.nan), clean
+
+
+def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int], shift: Change,
+                   settings: ChangeSettings) -> tuple[Change, Change | None] | None:
+    """The member's change at the group's run (span: the group's segments, first position, the change's, last),
+    when it moved with the group and has no change of its own there; with its own change of the same direction
+    up to MOVE_RUNS runs away, which it replaces (the group's run is the better guess: its noise is smaller)."""
+    first, at, last = span
+    own = [(int(member.positions[c.index]), c) for c in member.changes if c.kind == "change"]
+    if shift.change_pct is None or any(abs(pos - at) <= 1 for pos, _ in own):
+        return None
+    near = [(abs(pos - at), c) for pos, c in own if abs(pos - at) <= MOVE_RUNS]
+    if any(c.change_pct is None or np.sign(c.change_pct) != np.sign(shift.change_pct) for _, c in near):
+        return None  # a move of its own the other way there: not the group's
+    moved = min(near, key=lambda pair: pair[0])[1] if near else None
+    others = [pos for pos, c in own if c is not moved]
+    first = max([first, *(pos for pos in others if pos < at)])
+    last = min([last, *(pos - 1 for pos in others if pos > at)])
+    ok = np.isfinite(values)
+    left_mask = ok & (member.positions >= first) & (member.positions < at)
+    right_mask = ok & (member.positions >= at) & (member.positions <= last)
+    left, right = values[left_mask], values[right_mask]
+    if left.size < 2 or right.size < 1:
+        return None
+    low, high = float(np.median(left)), float(np.median(right))
+    if low <= 0:
+        return None
+    pct = (high - low) / low * 100
+    p = student_p(left, right)
+    if np.sign(pct) != np.sign(shift.change_pct) or abs(pct) < settings.min_change_pct * POOLED_SIZE or p > MEMBER_P:
+        return None
+    index = int(np.flatnonzero(right_mask)[0])
+    change = Change(index, "change", low, high, pct, p, min(left.size, right.size) < settings.settle_runs)
+    return change, moved

@@ -1,0 +1,64 @@
+"""The two tests a change point is asked: Student's t-test of two segments of nights, and, for rates (error_rate),
+a count test of the errors over the calls of the two segments.
+
+A rate is errors over calls: one error in 191 calls is a rate of 0.5 %, and beside nights at 0 a t-test over
+per-night rates calls it certain (two constant sides). A count test asks how likely that many of the
+segments' errors fall on the nights after the split when the rate did not change: given K errors in all,
+those after it are Binomial(K, π), π the share of the calls after it (the exact conditional test of two
+rates). One error in 191 calls beside 2,000 calls without is then p 0.17; 3 errors in 100 calls beside
+1,000 without, 1.5e-3 for one night and far less for several. Nights vary more than the binomial says
+(a night with a flaky dependency): the counts are divided by the overdispersion φ (Pearson's χ² of the
+nights against their segment's rate, over its degrees of freedom, at least 1), the quasi-binomial answer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+
+def student_p(left: np.ndarray, right: np.ndarray) -> float:
+    """Two-sided p-value of Student's pooled-variance t-test of the means of left and right.
+
+    Pooled, as Otava's `ttest_ind_from_stats` call: Welch's test has almost no degrees of freedom when
+    one side is one to three nights, the very case of a change in the last runs. Two constant sides
+    (an error rate of 0 every night) are equal or differ for certain; the formula would divide 0 by 0.
+    """
+    df = left.size + right.size - 2
+    if df < 1:
+        return 1.0
+    if np.ptp(left) == 0 and np.ptp(right) == 0:
+        return 1.0 if left[0] == right[0] else 0.0
+    mean_left, mean_right = left.sum() / left.size, right.sum() / right.size
+    centred_left, centred_right = left - mean_left, right - mean_right
+    squares = centred_left @ centred_left + centred_right @ centred_right
+    t = (mean_right - mean_left) / np.sqrt(squares / df * (1 / left.size + 1 / right.size))
+    return float(2 * special.stdtr(df, -abs(t)))
+
+
+def count_p(rates_left: np.ndarray, calls_left: np.ndarray, rates_right: np.ndarray, calls_right: np.ndarray) -> float:
+    """Two-sided p-value that the rate (errors / calls) is the same on both sides; see the module docstring."""
+    errors_left, errors_right = rates_left * calls_left, rates_right * calls_right
+    n_left, n_right = calls_left.sum(), calls_right.sum()
+    total = errors_left.sum() + errors_right.sum()
+    if total <= 0 or n_left <= 0 or n_right <= 0:
+        return 1.0
+    phi = _overdispersion([(errors_left, calls_left), (errors_right, calls_right)])
+    share = n_right / (n_left + n_right)
+    k, big_k = errors_right.sum() / phi, total / phi
+    # P(X >= k) and P(X <= k) for X ~ Binomial(K, π), through the incomplete beta (k need not be whole)
+    upper = special.betainc(k, big_k - k + 1, share) if k > 0 else 1.0
+    lower = special.betainc(big_k - k, k + 1, 1 - share) if k < big_k else 1.0
+    return float(min(1.0, 2 * min(upper, lower)))
+
+
+def _overdispersion(segments: list[tuple[np.ndarray, np.ndarray]]) -> float:
+    """φ: Pearson's χ² of each night's errors against its segment's pooled rate, over the degrees of freedom."""
+    chi2, nights = 0.0, 0
+    for errors, calls in segments:
+        nights += errors.size
+        rate = errors.sum() / calls.sum() if calls.sum() > 0 else 0.0
+        if 0 < rate < 1:
+            chi2 += float((((errors - calls * rate) ** 2) / (calls * rate * (1 - rate))).sum())
+    df = nights - len(segments)
+    return max(1.0, chi2 / df) if df > 0 else 1.0

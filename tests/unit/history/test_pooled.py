@@ -1,0 +1,131 @@
+"""Pooled evidence (tasks/history/pooled.py), rates as counts (significance.py) and pending changes, on series
+written directly (tests/unit/history/synthetic.py): no bundle, no ingest, milliseconds per history."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tasks.history.changepoints import ChangeSettings, detect
+from tasks.history.pooled import Series, find_changes
+from tasks.history.significance import count_p
+from tests.unit.history.synthetic import detect_history, score, sixty_nights
+
+SHIFT_AT = 22
+
+
+def one_label(seed: int, noise: tuple[float, float], shift: float = 1.0, nights: int = 40) -> list[Series]:
+    """Label B's p95 over 2 sides x 4 iterations, each with its own noise and 1 % shared by every series of a
+    night; from SHIFT_AT on, x shift."""
+    rng = np.random.default_rng(seed)
+    shared = 0.01 * rng.standard_normal(nights)
+    series = []
+    for side in ("server", "client"):
+        for iteration in (1, 2, 3, 4):
+            values = 100 * (1 + shared + rng.uniform(*noise) * rng.standard_normal(nights))
+            values[SHIFT_AT:] *= shift
+            key = {"scenario": "s", "plan_id": "p", "side": side, "host": "(all)", "iteration": iteration,
+                   "label": "B", "metric": "p95_ms"}
+            series.append(Series(key, np.arange(nights), values, np.full(nights, 1000.0)))
+    return series
+
+
+def test_no_shift_gives_at_most_one_false_change_in_ten_histories():
+    """The documented level (docs/history.md): 100 histories of 8 series x 40 nights without a shift."""
+    false, by_groups = 0, 0
+    for seed in range(100):
+        found = [(s, c, by) for s, c, by in find_changes(one_label(seed, (0.02, 0.04)), ChangeSettings())
+                 if c.kind == "change"]
+        false += len(found)
+        by_groups += sum(by != "series" for *_, by in found)
+    assert false <= 10, false
+    assert by_groups <= 5, by_groups
+
+
+@pytest.mark.parametrize(("noise", "shift"), [((0.01, 0.02), 1.06), ((0.02, 0.04), 1.06), ((0.02, 0.04), 1.08),
+                                              ((0.03, 0.05), 1.09)])
+def test_a_small_one_label_shift_is_found_at_its_run_by_its_group(noise, shift):
+    found, alone, misplaced, groups = 0, 0, 0, set()
+    for seed in range(30):
+        series = one_label(seed, noise, shift)
+        alone += sum(any(c.kind == "change" and abs(c.index - SHIFT_AT) <= 1 for c in detect(s.values)) for s in series)
+        changes = [(s, c, by) for s, c, by in find_changes(series, ChangeSettings()) if c.kind == "change"]
+        at_shift = [(s, c, by) for s, c, by in changes if abs(c.index - SHIFT_AT) <= 1]
+        found += len({id(s) for s, _, _ in at_shift})
+        misplaced += len(changes) - len(at_shift)
+        groups |= {by for *_, by in at_shift}
+        assert all(c.change_pct > 0 and c.before_value < c.after_value for _, c, _ in at_shift)
+    assert found >= 0.85 * 30 * 8, (found, alone)
+    assert found > alone  # the group finds what the series alone miss
+    assert "label B: 8 series" in groups
+    assert misplaced <= 0.08 * 30 * 8, misplaced
+
+
+def test_a_group_names_only_the_labels_that_moved():
+    rng = np.random.default_rng(5)
+    series = []
+    for label in ("A", "B", "C"):
+        values = 100 * (1 + 0.015 * rng.standard_normal(40))
+        if label != "C":
+            values[SHIFT_AT:] *= 0.9
+        key = {"scenario": "s", "plan_id": "p", "side": "server", "host": "(all)", "iteration": 1, "label": label,
+               "metric": "p50_ms"}
+        series.append(Series(key, np.arange(40), values, np.full(40, 500.0)))
+    moved = {s.key["label"] for s, c, _ in find_changes(series, ChangeSettings()) if c.kind == "change"}
+    assert moved == {"A", "B"}
+
+
+def test_sixty_nights_like_the_issue():
+    """Issue 21's kind of history (synthetic.py): shifted series x night items found at +-1 night, in the right
+    direction, by the per-series detection and the groups together, 5 seeds."""
+    items, found, false, alone = 0, 0, [], 0
+    for seed in range(5):
+        history = sixty_nights(seed)
+        result = score(history, detect_history(history))
+        items, found, false = items + result.items, found + result.found, false + result.false
+        alone += score(history, [(s, c, "series") for s in history.series
+                                 for c in detect(s.values, calls=s.calls if s.key["metric"] == "error_rate" else None)
+                                 ]).found
+    assert found >= 96 / 112 * items, (found, items)
+    assert found > alone
+    assert len(false) <= 8 * 5, false  # see docs/history.md, "How well it does": not yet the 1 the issue asks
+
+
+# --- rates as counts -------------------------------------------------------------------------------------------
+
+
+def test_one_error_in_191_calls_is_no_outlier_and_three_percent_of_100_calls_is_a_change():
+    calls = np.full(40, 191.0)
+    rate = np.zeros(40)
+    rate[17] = 1 / 191
+    assert detect(rate, calls=calls) == []
+    assert [c.kind for c in detect(rate)] == ["outlier"]  # a t-test of per-run rates: certain
+    rate = np.zeros(40)
+    rate[30:] = 0.03
+    (change,) = detect(rate, calls=np.full(40, 100.0))
+    assert (change.index, change.kind, change.pending) == (30, "change", False)
+    assert change.p_value < 1e-10
+
+
+def test_the_count_test_is_the_binomial_of_the_errors_after_the_split():
+    from scipy import stats
+
+    p = count_p(np.zeros(10), np.full(10, 200.0), np.array([1 / 191]), np.array([191.0]))
+    assert p == pytest.approx(min(1, 2 * stats.binom.sf(0, 1, 191 / 2191)))
+    p = count_p(np.zeros(10), np.full(10, 100.0), np.array([0.03]), np.array([100.0]))
+    assert p == pytest.approx(2 * (100 / 1100) ** 3)
+    # nights far more different than the binomial says: the test is that much weaker
+    wild = np.array([0.0, 0.05, 0.0, 0.04, 0.0, 0.06])
+    assert count_p(wild, np.full(6, 1000.0), np.array([0.05]), np.array([1000.0])) > 0.05
+
+
+# --- pending changes -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("after", "pending"), [(1, True), (2, True), (3, False), (8, False)])
+def test_a_change_is_pending_until_it_has_settle_runs_on_each_side(after, pending):
+    values = 100 * (1 + 0.01 * np.random.default_rng(after).standard_normal(30 + after))
+    values[30:] *= 1.3
+    (change,) = [c for c in detect(values) if c.kind == "change"]
+    assert (change.index, change.pending) == (30, pending)
+    assert detect(values, ChangeSettings(settle_runs=1))[0].pending is False
