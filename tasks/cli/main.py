@@ -21,6 +21,7 @@ from tasks.cli.history import (
 from tasks.cli.matrix import write_hooks, write_matrix
 from tasks.cli.output import FormatOption, printable, write_rows
 from tasks.cli.report import report_command, report_location
+from tasks.cli.site import site_command
 from tasks.cli.summary import print_ingest_report
 from tasks.cli.validate import validate_command
 from tasks.cli.warehouse import warehouse_app
@@ -214,6 +215,7 @@ app.command("history")(history_command)
 app.command("changes")(changes_command)
 app.command("triage")(triage_command)
 app.command("exclude")(exclude_command)
+app.command("site")(site_command)
 app.add_typer(warehouse_app, name="warehouse")
 
 
