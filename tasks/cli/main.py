@@ -198,6 +198,7 @@ def demo(
     target = warehouse_path(warehouse)
     typer.echo(f"\nbundle: {rows[0][0]}\nwarehouse: {target.resolve() if isinstance(target, Path) else target}")
     typer.echo(f"report: {report_location(run_id, warehouse)}")
+    typer.echo(f"site: {(Path(work_dir) / 'site' / 'index.html').resolve()}")
 
 
 @app.command()
