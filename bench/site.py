@@ -78,7 +78,8 @@ def main() -> None:
     started = time.perf_counter()
     with open_warehouse(warehouse, write=True) as con:
         for statement in filter(str.strip, SYNTHETIC.split(";")):
-            con.execute(statement, {"campaigns": args.campaigns, "runs": args.runs})
+            con.execute(statement, {k: v for k, v in {"campaigns": args.campaigns, "runs": args.runs}.items()
+                                    if f"${k}" in statement})
     print(f"synthetic warehouse: {args.campaigns} campaigns x {args.runs} runs, {time.perf_counter() - started:.1f} s")
     started = time.perf_counter()
     first = build_site(warehouse, out)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
 from tasks.history.analysis import analyse_run
+from tasks.warehouse.connection import open_warehouse
 from tasks.warehouse.ingest import ingest_bundle
 from tests.history_nights import Night, write_night
 from tests.unit.history.nightly import night
@@ -19,6 +21,7 @@ from tests.unit.history.nightly import night
 NIGHTLY_NIGHTS = 16
 CHECKOUT_NIGHTS = 6
 CHECKOUT_FAILED = 3
+TRIAGED = {"acknowledged", "expected", "invalid"}
 HOSTILE_VERSION = "2.0 <b>bold</b> & \"quoted\" 'x'"  # must reach every page escaped
 
 
@@ -48,3 +51,23 @@ def build_history(work: Path) -> Path:
 def site_history(tmp_path_factory) -> Path:
     """The two campaigns' warehouse, built once per session (a test that changes it works on a copy)."""
     return build_history(tmp_path_factory.mktemp("site-history"))
+
+
+def frame(path: Path, sql: str) -> pd.DataFrame:
+    with open_warehouse(path) as con:
+        return con.execute(sql).df()
+
+
+def open_regressions(path: Path, campaign: str) -> tuple[int, float | None]:
+    """Events (change points grouped by event_id) that are level shifts for the worse and not wholly triaged;
+    the largest of their median changes."""
+    points = frame(path, "select * from change_points")
+    points = points[points["campaign"] == campaign]
+    events = points.groupby("event_id").agg(kind=("kind", "first"), direction=("direction", "first"),
+                                            statuses=("status", lambda s: frozenset(s)),
+                                            change_pct=("change_pct", "median"))
+    closed = events["statuses"].map(lambda s: len(s) == 1 and next(iter(s)) in TRIAGED)
+    found = events[(events["kind"] == "change") & (events["direction"] == "regression") & ~closed]
+    if found.empty:
+        return 0, None
+    return len(found), float(found.loc[found["change_pct"].abs().idxmax(), "change_pct"])

@@ -11,6 +11,10 @@ with recent as (
     limit $last_runs
 ),
 
+excluded as (  -- of this campaign only: the whole view costs seconds on a large warehouse
+    select distinct run_id from history_exclusions where campaign = $campaign
+),
+
 points as (
     select series_values.*, recent.status as run_status
     from series_values
@@ -23,9 +27,10 @@ points as (
 select
     points.run_id, points.run_started_at, points.run_status, points.plan_id, points.side, points.iteration,
     points.metric, points.value,
-    points.run_id in (select run_id from history_exclusions) as is_excluded,
+    excluded.run_id is not null as is_excluded,
     changes.kind, changes.change_pct, changes.direction, changes.status, changes.label_changes, changes.event_id
 from points
+left join excluded on excluded.run_id = points.run_id
 left join change_points as changes
     on changes.campaign = points.campaign and changes.scenario = points.scenario and changes.plan_id = points.plan_id
     and changes.side = points.side and changes.host = points.host and changes.iteration = points.iteration

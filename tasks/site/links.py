@@ -5,9 +5,9 @@ relative when they sit in the same tree (folder or bucket) as the site."""
 from __future__ import annotations
 
 import hashlib
+import os
 import posixpath
 import re
-from pathlib import Path
 from urllib.parse import quote, urlparse
 
 SAFE = re.compile(r"[^A-Za-z0-9._-]")
@@ -25,8 +25,9 @@ def campaign_page(campaign: str) -> str:
     return f"campaigns/{slug(campaign)}/index.html"
 
 
-def runs_page(campaign: str, page: int) -> str:
-    return campaign_page(campaign) if page == 1 else f"campaigns/{slug(campaign)}/runs-{page}.html"
+def runs_page(campaign: str, chunk: int) -> str:
+    """Older runs, in chunks counted from the oldest run (so a new run leaves every full chunk's page as it was)."""
+    return f"campaigns/{slug(campaign)}/runs-{chunk}.html"
 
 
 def event_page(campaign: str, event_id: str) -> str:
@@ -42,7 +43,7 @@ def _location(uri: str) -> tuple[str, str]:
     """(tree, path) of a URI: ('file', absolute path) for a local file, ('s3://bucket', key) for S3."""
     parsed = urlparse(uri)
     if parsed.scheme in ("", "file"):
-        return "file", str(Path(parsed.path if parsed.scheme else uri).resolve())
+        return "file", os.path.abspath(parsed.path if parsed.scheme else uri)  # no realpath: 40k links
     return f"{parsed.scheme}://{parsed.netloc}", "/" + parsed.path.lstrip("/")
 
 

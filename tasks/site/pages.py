@@ -84,20 +84,33 @@ def home(campaigns: list[CampaignData], site_root: str) -> str:
 def campaign(data: CampaignData, site_root: str) -> dict[str, str]:
     """The campaign page (charts, events, the newest runs) and its further runs pages: {page path: html}."""
     name = data.home["campaign"]
+    page = links.campaign_page(name)
     charts = "".join(trend_charts(data.points)) or "<p>No history series yet.</p>"
     note = ('<p class="grey">grey points: failed or excluded runs (in no series); dashed red: change points with '
             'their % and the labels that changed; dashed orange: pending; red cross: outlier.</p>')
-    pages_count = max(1, -(-len(data.runs) // RUNS_PER_PAGE))
+    oldest_first = data.runs[::-1]
+    chunks = -(-len(oldest_first) // RUNS_PER_PAGE) if len(oldest_first) > RUNS_PER_PAGE else 0
     out = {}
-    for number_ in range(1, pages_count + 1):
-        path = links.runs_page(name, number_)
-        chunk = data.runs[(number_ - 1) * RUNS_PER_PAGE:number_ * RUNS_PER_PAGE]
-        pager = " ".join(f"<b>{n}</b>" if n == number_ else link(links.href(links.runs_page(name, n), path), str(n))
-                         for n in range(1, pages_count + 1))
-        runs = f"<h2>Runs (newest first)</h2><p>pages: {pager}</p>{_runs_table(chunk, site_root, path)}"
-        top = f"<h2>Trends</h2>{charts}{note}<h2>Events</h2>{_events_table(data, path)}" if number_ == 1 else ""
-        out[path] = layout(f"Campaign {name}", path, top + runs)
+    for chunk in range(1, chunks + 1):
+        path = links.runs_page(name, chunk)
+        shown = oldest_first[(chunk - 1) * RUNS_PER_PAGE:chunk * RUNS_PER_PAGE][::-1]
+        body = f"<h2>Runs {shown[-1]['run_id']} to {shown[0]['run_id']}</h2>{_pager(name, chunks, path)}"
+        out[path] = layout(f"Campaign {name}: runs", path, body + _runs_table(shown, site_root, path))
+    newest = data.runs[:RUNS_PER_PAGE]
+    runs = (f"<h2>Runs (newest first, {len(newest)} of {len(data.runs)})</h2>{_pager(name, chunks, page)}"
+            f"{_runs_table(newest, site_root, page)}")
+    out[page] = layout(f"Campaign {name}", page,
+                       f"<h2>Trends</h2>{charts}{note}<h2>Events</h2>{_events_table(data, page)}{runs}")
     return out
+
+
+def _pager(name: str, chunks: int, page: str) -> str:
+    if not chunks:
+        return ""
+    items = [link(links.href(links.campaign_page(name), page), "newest")]
+    items += [link(links.href(links.runs_page(name, n), page), f"{n}{' (oldest)' if n == 1 else ''}")
+              for n in range(chunks, 0, -1)]
+    return f"<p>all runs, {RUNS_PER_PAGE} a page: {' '.join(items)}</p>"
 
 
 def _events_table(data: CampaignData, page: str) -> str:
