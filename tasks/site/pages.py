@@ -17,7 +17,7 @@ RUNS_PER_PAGE = 100
 AROUND = 3  # runs shown each side of an event's run
 CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:16px 24px;color:#1f2328}
 table{border-collapse:collapse;margin:8px 0}th,td{border-bottom:1px solid #d0d7de;padding:4px 8px;text-align:left;
-vertical-align:middle;white-space:nowrap}td.wrap{white-space:normal;max-width:28em}th{background:#f6f8fa}
+vertical-align:middle;white-space:nowrap}.wrap{white-space:normal;display:inline-block;max-width:28em}th{background:#f6f8fa}
 .bad{color:#cf222e;font-weight:600}.ok{color:#1a7f37}.grey{color:#8c959f}.pending{color:#e16f24}
 code{background:#f6f8fa;padding:2px 4px}nav a{margin-right:12px}svg{display:block}"""
 GOOD, BAD = ("pass",), ("FAIL", "RUN FAILED", "RUN CANCELLED", "DATA FAILED")
@@ -118,12 +118,14 @@ def _events_table(data: CampaignData, page: str) -> str:
         return "<p>No change points found.</p>"
     rows = []
     for e in data.events:
-        css = "bad" if e["direction"] == "regression" and e["status"] in OPEN else "pending" if e["status"] == "pending" else ""
+        is_open = e["kind"] == "change" and e["direction"] == "regression" and e["status"] in OPEN
+        css = "bad" if is_open else "pending" if e["status"] == "pending" else ""
         rows.append([
             link(links.href(links.event_page(data.home["campaign"], e["event_id"]), page), e["event_id"]),
             esc(e["run_id"]), esc(number(e["run_started_at"])), esc(e["kind"]),
             f'<span class="{css}">{esc(e["direction"])}</span>', esc(number(e["change_pct"], "pct")),
-            esc(e["series"]), esc(e["metrics"]), f'<span class="{css}">{esc(e["status"])}</span>',
+            esc(e["series"]), f'<span class="wrap">{esc(e["metrics"])}</span>',
+            f'<span class="{css}">{esc(e["status"])}</span>',
             f'<span class="wrap">{esc(e["triage_note"])}</span>', esc(e["label_changes"]),
         ])
     return table(["event", "run", "started (UTC)", "kind", "direction", "change (median)", "series", "metrics",
