@@ -1,8 +1,9 @@
--- Report query: the runs table of one campaign's site page (tasks/site), newest first: status, verdict (by
+-- Report query: the runs tables of the campaigns' site pages (tasks/site), each newest first: status, verdict (by
 -- sql/macros/run_verdict.sql), labels, whether the history leaves it out, its last report and its bundle.
 -- grain: one row per run_id
 -- upstream: runs, validations, verdicts, history_exclusions, reports, run_verdict
 select
+    runs.campaign,
     runs.run_id,
     runs.scenario,
     runs.started_at,
@@ -21,5 +22,4 @@ select
     (select first(uri order by created_at desc) from reports where reports.run_id = runs.run_id) as report_uri,
     runs.bundle_uri
 from runs
-where runs.campaign = $campaign
-order by runs.started_at desc, runs.run_id desc
+order by runs.campaign, runs.started_at desc, runs.run_id desc

@@ -30,22 +30,27 @@ def rows(con: duckdb.DuckDBPyConnection, name: str, params: dict | None = None) 
     return [dict(zip(columns, row)) for row in cursor.fetchall()]
 
 
-def read_site(con: duckdb.DuckDBPyConnection, campaigns: set[str] | None = None) -> list[CampaignData]:
-    """Every campaign (or the given ones) with all its pages need."""
+def _by_campaign(found: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for row in found:
+        out.setdefault(row["campaign"], []).append(row)
+    return out
+
+
+def read_site(con: duckdb.DuckDBPyConnection) -> list[CampaignData]:
+    """Every campaign with all its pages need: one query per kind of row, not per campaign (20 campaigns of
+    1,000 runs: 4 queries instead of 80)."""
     con.execute(model_sql("reports/site_no_reports"))  # a warehouse no report was published from has no table
+    points = _by_campaign(rows(con, "site_series", {"last_runs": TREND_RUNS}))
+    events = _by_campaign(rows(con, "site_events"))
+    changes = _by_campaign(rows(con, "site_event_series"))
+    runs = _by_campaign(rows(con, "site_runs"))
     out = []
     for home in rows(con, "site_campaigns"):
-        if campaigns is not None and home["campaign"] not in campaigns:
-            continue
-        params = {"campaign": home["campaign"]}
+        name = home["campaign"]
         series: dict[str, list[dict[str, Any]]] = {}
-        for change in rows(con, "site_event_series", params):
+        for change in changes.get(name, []):
             series.setdefault(change["event_id"], []).append(change)
-        out.append(CampaignData(
-            home=home,
-            points=rows(con, "site_series", {**params, "last_runs": TREND_RUNS}),
-            events=rows(con, "site_events", params),
-            event_series=series,
-            runs=rows(con, "site_runs", params),
-        ))
+        out.append(CampaignData(home=home, points=points.get(name, []), events=events.get(name, []),
+                                event_series=series, runs=runs.get(name, [])))
     return out
