@@ -40,7 +40,8 @@ def _by_campaign(found: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]
 def read_site(con: duckdb.DuckDBPyConnection) -> list[CampaignData]:
     """Every campaign with all its pages need: one query per kind of row, not per campaign (20 campaigns of
     1,000 runs: 4 queries instead of 80)."""
-    con.execute(model_sql("reports/site_no_reports"))  # a warehouse no report was published from has no table
+    if not con.execute(model_sql("reports/site_has_reports")).fetchone()[0]:
+        con.execute(model_sql("reports/site_no_reports"))
     points = _by_campaign(rows(con, "site_series", {"last_runs": TREND_RUNS}))
     events = _by_campaign(rows(con, "site_events"))
     changes = _by_campaign(rows(con, "site_event_series"))

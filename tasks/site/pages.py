@@ -94,7 +94,7 @@ def campaign(data: CampaignData, site_root: str) -> dict[str, str]:
     for chunk in range(1, chunks + 1):
         path = links.runs_page(name, chunk)
         shown = oldest_first[(chunk - 1) * RUNS_PER_PAGE:chunk * RUNS_PER_PAGE][::-1]
-        body = f"<h2>Runs {shown[-1]['run_id']} to {shown[0]['run_id']}</h2>{_pager(name, chunks, path)}"
+        body = f"<h2>Runs {esc(shown[-1]['run_id'])} to {esc(shown[0]['run_id'])}</h2>{_pager(name, chunks, path, chunk)}"
         out[path] = layout(f"Campaign {name}: runs", path, body + _runs_table(shown, site_root, path))
     newest = data.runs[:RUNS_PER_PAGE]
     runs = (f"<h2>Runs (newest first, {len(newest)} of {len(data.runs)})</h2>{_pager(name, chunks, page)}"
@@ -104,13 +104,15 @@ def campaign(data: CampaignData, site_root: str) -> dict[str, str]:
     return out
 
 
-def _pager(name: str, chunks: int, page: str) -> str:
+def _pager(name: str, chunks: int, page: str, chunk: int | None = None) -> str:
+    """The newest page links every chunk; a chunk links the newest, the next newer and the next older only,
+    so a new chunk changes one older page, not all."""
     if not chunks:
         return ""
+    shown = range(chunks, 0, -1) if chunk is None else [n for n in (chunk + 1, chunk - 1) if 1 <= n <= chunks]
     items = [link(links.href(links.campaign_page(name), page), "newest")]
-    items += [link(links.href(links.runs_page(name, n), page), f"{n}{' (oldest)' if n == 1 else ''}")
-              for n in range(chunks, 0, -1)]
-    return f"<p>all runs, {RUNS_PER_PAGE} a page: {' '.join(items)}</p>"
+    items += [link(links.href(links.runs_page(name, n), page), f"{n}{' (oldest)' if n == 1 else ''}") for n in shown]
+    return f"<p>runs, {RUNS_PER_PAGE} a page: {' '.join(items)}</p>"
 
 
 def _events_table(data: CampaignData, page: str) -> str:
