@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -15,16 +16,18 @@ from tasks.store.base import StoreConfig
 from tasks.warehouse.connection import warehouse_path
 
 SITE_DIR = "site"  # in the work folder
+PUBLISH_ENV = "PERFCAMPAIGN_SITE_PUBLISH"  # "1": each run also publishes the site into its campaign's store
 
 
 def update_site(campaign: str, warehouse: str | None, store: StoreConfig | None, work_dir: str) -> str:
-    """Rebuild the site in `work_dir/site` (only changed pages are written) and publish it into the campaign's
-    store when it has one; returns a Markdown line linking the campaign's page.
+    """Rebuild the site in `work_dir/site` (only changed pages are written) and, when $PERFCAMPAIGN_SITE_PUBLISH
+    is 1, publish it into the campaign's store; returns a Markdown line linking the campaign's page.
 
     The run's data and report are already safe, and `perfcampaign site` rebuilds the site at any time, so a
     site that cannot be made is said here rather than failing the run."""
     try:
-        result, home = build_and_publish(warehouse_path(warehouse), Path(work_dir) / SITE_DIR, store_config=store)
+        publish = store if os.environ.get(PUBLISH_ENV) == "1" else None
+        result, home = build_and_publish(warehouse_path(warehouse), Path(work_dir) / SITE_DIR, store_config=publish)
         page = home.removesuffix("index.html") + campaign_page(campaign)
         return f"Site: {page} ({len(result.written)} of {len(result.pages)} pages updated)"
     except Exception as exc:  # noqa: BLE001 - see the docstring
