@@ -37,6 +37,7 @@ from tasks.campaign.steps import (
 from tasks.history.steps import history_task
 from tasks.report.fmt import markdown_safe
 from tasks.report.steps import report_task
+from tasks.site.steps import site_task
 from tasks.settings import WORK_DIR, artifact_key
 from tasks.store.steps import store_bundle_task
 from tasks.validate.steps import validate_task
@@ -166,6 +167,7 @@ def publish(run: CampaignRun, warehouse: str | None, work_dir: str) -> None:
                                  f"History not analysed ({analysed.message})"))
             built = report_task(run.run_id, warehouse, run.campaign.store, work_dir, return_state=True)
             lines.append("\n" + (built.result() if built.is_completed() else f"Report could not be built ({built.message})"))
+            lines.append("\n" + site_task(run.campaign.campaign, warehouse, run.campaign.store, work_dir))
         else:
             lines.append(f"\nIngest failed: {ingested.message}. Re-run `perfcampaign ingest {run.bundle}` once fixed.")
     text = "\n".join(lines)

@@ -96,6 +96,7 @@ def demo_command(
     target = warehouse_path(warehouse)
     echo(f"\nbundle: {rows[0][0]}\nwarehouse: {target.resolve() if isinstance(target, Path) else target}")
     echo(f"report: {report_location(run_id, warehouse)}")
+    echo(f"site: {(Path(work_dir) / 'site' / 'index.html').resolve()}")
 
 
 def serve_command(

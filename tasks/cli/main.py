@@ -11,7 +11,7 @@ import os
 
 import typer
 
-from tasks.cli import campaign, compare, history, query, report, validate, warehouse
+from tasks.cli import campaign, compare, history, query, report, site, validate, warehouse
 from tasks.cli.options import DebugOption, exit_on_error, set_debug
 
 # Offline machines: Prefect's telemetry would only print errors; its first start migrates a database.
@@ -37,7 +37,8 @@ COMMANDS = {
               "compare": compare.compare_command, "report": report.report_command},
     "campaign": {"run": campaign.run_command, "demo": campaign.demo_command, "serve": campaign.serve_command},
     "history": {"history": history.history_command, "changes": history.changes_command,
-                "triage": history.triage_command, "exclude": history.exclude_command},
+                "triage": history.triage_command, "exclude": history.exclude_command,
+                "site": site.site_command},
     "warehouse": {"ingest": warehouse.ingest_command, "validate": validate.validate_command},
 }
 for panel, commands in COMMANDS.items():

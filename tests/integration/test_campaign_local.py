@@ -96,7 +96,9 @@ def test_demo_campaign_end_to_end(prefect_server, tmp_path):
     assert not (tmp_path / "stage" / run_id).exists()
     assert _task_runs(tmp_path / "work") == [
         "check-hosts", "provision", "start-monitors", "iteration-1", "iteration-2", "stop-monitors", "collect",
-        "teardown", "write-bundle", "store-bundle", "ingest", "validate", "history", "report"]
+        "teardown", "write-bundle", "store-bundle", "ingest", "validate", "history", "report", "site"]
+    home = (tmp_path / "work" / "site" / "index.html").read_text()  # the site task updated the team's site
+    assert f">{run_id}<" in home and f'href="campaigns/{manifest["campaign"]}/index.html"' in home
 
 
 def _check_sysstat_marts(tmp_path: Path, run_id: str, manifest: dict, stored: Path) -> None:

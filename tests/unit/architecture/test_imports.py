@@ -60,10 +60,10 @@ def _allowed() -> dict[str, set[str]]:
         line = re.search(r"^May import: (.*)$", doc, re.M)
         assert line, f"{path}: the docstring does not say what the package may import (`May import: ...`)"
         allowed[package_of(name)] = set(re.findall(r"\b(bundle|stage|loadtools|campaign|store|warehouse|validate|"
-                                                    r"report|history|cli|flows|settings)\b", line.group(1)))
+                                                    r"report|history|site|cli|flows|settings)\b", line.group(1)))
         if "every package" in line.group(1):
             allowed[package_of(name)] |= {"bundle", "stage", "loadtools", "campaign", "store", "warehouse",
-                                         "validate", "report", "history", "settings"}
+                                         "validate", "report", "history", "site", "settings"}
     return allowed
 
 

@@ -1,0 +1,74 @@
+"""The site's charts from the key series points (sql/reports/site_series.sql): the campaign page's trends and
+the home page's sparkline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tasks.report.fmt import number
+from tasks.site.svg import Chart, Line, Mark, chart_svg, sparkline_svg
+
+METRICS = {"p95_ms": "p95 (ms)", "calls_per_s": "throughput (calls/s)", "error_rate": "error rate"}
+OPEN = ("new", "pending", "mixed")
+
+
+def positions(points: list[dict[str, Any]]) -> dict[str, int]:
+    """Each run's x position: its rank by start among the shown runs."""
+    runs = sorted({(p["run_started_at"], p["run_id"]) for p in points})
+    return {run_id: i for i, (_, run_id) in enumerate(runs)}
+
+
+def _greyed(point: dict[str, Any]) -> bool:
+    return bool(point["is_excluded"]) or point["run_status"] in ("failed", "cancelled")
+
+
+def _mark_text(point: dict[str, Any]) -> str:
+    pct = number(point["change_pct"], "pct") if point["change_pct"] is not None else "from 0"
+    return f"{pct} {point['label_changes']}" if point["label_changes"] else pct
+
+
+def trend_charts(points: list[dict[str, Any]]) -> list[str]:
+    """One SVG per key metric: a line per (plan, side, iteration), a new plan being a new line; change points
+    dashed with their % and the labels that changed, pending ones orange, outliers as crosses."""
+    at = positions(points)
+    out = []
+    for metric, title in METRICS.items():
+        lines: dict[tuple, Line] = {}
+        marks = []
+        for p in (p for p in points if p["metric"] == metric):
+            key = (p["plan_id"], p["side"], p["iteration"])
+            line = lines.setdefault(key, Line(f"{p['side']} it {p['iteration']}", []))
+            line.points.append((at[p["run_id"]], p["value"], _greyed(p)))
+            if p["kind"] == "outlier":
+                marks.append(Mark(at[p["run_id"]], p["value"], "outlier", _mark_text(p)))
+            elif p["kind"] == "change":
+                marks.append(Mark(at[p["run_id"]], p["value"], "pending" if p["status"] == "pending" else "change",
+                                  _mark_text(p)))
+        if lines:
+            labels = {i: run_id for run_id, i in at.items() if i in (0, len(at) - 1)}
+            out.append(chart_svg(Chart(title, list(lines.values()), marks, labels), len(at)))
+    return out
+
+
+def key_series(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The home page's series: server p95 (client when no server) of the highest iteration of the last run's plan."""
+    p95 = [p for p in points if p["metric"] == "p95_ms"]
+    if not p95:
+        return []
+    plan = max(p95, key=lambda p: (p["run_started_at"], p["run_id"]))["plan_id"]
+    side = "server" if any(p["side"] == "server" and p["plan_id"] == plan for p in p95) else "client"
+    mine = [p for p in p95 if p["plan_id"] == plan and p["side"] == side]
+    top = max(p["iteration"] for p in mine)
+    return [p for p in mine if p["iteration"] == top]
+
+
+def sparkline(points: list[dict[str, Any]]) -> tuple[str, str]:
+    """The home page's small trend and what it shows; empty when the campaign has no series yet."""
+    series = key_series(points)
+    if not series:
+        return "", ""
+    at = positions(points)
+    values = [(at[p["run_id"]], p["value"], _greyed(p)) for p in series]
+    changes = [at[p["run_id"]] for p in series if p["kind"] == "change"]
+    what = f"{series[0]['side']} p95 (ms), iteration {series[0]['iteration']}, last {len(at)} runs"
+    return sparkline_svg(values, len(at), changes), what

@@ -1,0 +1,121 @@
+"""The site's figures against the warehouse, computed independently (pandas over the base tables and public
+views, not the site's queries); links that resolve from the folder; every text escaped; incremental builds."""
+
+from __future__ import annotations
+
+import posixpath
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+from tasks.history.analysis import history_writer
+from tasks.history.triage import triage_change
+from tasks.site.build import build_site
+from tests.site_history import CHECKOUT_FAILED, HOSTILE_VERSION, NIGHTLY_NIGHTS, frame, open_regressions
+from tests.unit.site.tables import as_dicts, read_page
+
+
+def page(site, path: str):
+    return read_page((site.out / path).read_text())
+
+
+def home_rows(site) -> dict[str, dict[str, str]]:
+    (table,) = page(site, "index.html").tables
+    return {row["campaign"]: row for row in as_dicts(table)}
+
+
+def test_home_has_one_row_per_campaign_with_its_last_run(site, site_history):
+    runs = frame(site_history, "select run_id, campaign, status, started_at, labels from runs")
+    last = runs.sort_values("started_at").groupby("campaign").tail(1).set_index("campaign")
+    rows = home_rows(site)
+    assert sorted(rows) == sorted(last.index) == ["checkout", "nightly"]
+    for campaign, row in rows.items():
+        assert row["run"] == last.loc[campaign, "run_id"]
+        assert row["status"] == last.loc[campaign, "status"]
+        assert row["labels"] == f"sut_version={dict(last.loc[campaign, 'labels'])['sut_version']}"
+        assert row["requirements held / failed"] == "0 / 0"  # the nightly bundles state no requirement
+    assert rows["nightly"]["run"] == f"nightly-{NIGHTLY_NIGHTS - 1:03d}"
+    assert rows["checkout"]["labels"] == f"sut_version={HOSTILE_VERSION}"
+
+
+def test_home_shows_the_new_regression_and_its_size(site, site_history):
+    rows = home_rows(site)
+    for campaign, row in rows.items():
+        count, worst = open_regressions(site_history, campaign)
+        assert row["open regressions (worst)"] == (f"{count} ({worst:+.1f} %)" if count else "0")
+    count, worst = open_regressions(site_history, "nightly")
+    assert count >= 1 and 10 < worst < 35  # the +20 % latency of night 10
+
+
+def test_campaign_page_lists_every_run_newest_first(site, site_history):
+    runs = frame(site_history, "select run_id, campaign, status, started_at from runs")
+    for campaign in ("nightly", "checkout"):
+        reader = page(site, f"campaigns/{campaign}/index.html")
+        shown = as_dicts(reader.tables[-1])
+        expected = runs[runs["campaign"] == campaign].sort_values("started_at", ascending=False)
+        assert [r["run"] for r in shown] == list(expected["run_id"])
+    failed = {r["run"]: r for r in as_dicts(page(site, "campaigns/checkout/index.html").tables[-1])}
+    assert failed[f"checkout-{CHECKOUT_FAILED:03d}"]["verdict"] == "RUN FAILED"
+    assert failed[f"checkout-{CHECKOUT_FAILED:03d}"]["out of the history"].startswith("run failed")
+
+
+def test_trend_charts_draw_every_point_and_mark_every_change(site, site_history):
+    values = frame(site_history, "select * from series_values where host = '(all)' and label = '(all)' "
+                                 "and side in ('server', 'client')")
+    changes = frame(site_history, "select * from change_points where host = '(all)' and label = '(all)' "
+                                  "and side in ('server', 'client') and kind = 'change'")
+    for campaign in ("nightly", "checkout"):
+        charts = [s for s in page(site, f"campaigns/{campaign}/index.html").svgs if s["class"] == "chart"]
+        for chart, metric in zip(charts, ("p95_ms", "calls_per_s", "error_rate")):
+            mine = values[(values["campaign"] == campaign) & (values["metric"] == metric)]
+            assert chart["circle"] == len(mine)  # every (run, side, iteration) point, greyed ones too
+            moved = changes[(changes["campaign"] == campaign) & (changes["metric"] == metric)]
+            assert chart["change"] == len(moved)
+    (spark,) = [s for s in page(site, "index.html").svgs if s["class"] == "spark"][:1]
+    assert spark["polyline"] == 1
+
+
+def test_event_pages_show_each_series_and_the_triage_command(site, site_history):
+    points = frame(site_history, "select * from change_points")
+    assert not points.empty
+    for event_id, members in points.groupby("event_id"):
+        campaign = members["campaign"].iloc[0]
+        reader = page(site, f"campaigns/{campaign}/events/{event_id}.html")
+        series = as_dicts(reader.tables[1])
+        assert len(series) == len(members)
+        by_key = {(s["side"], s["host"], s["iteration"], s["label"], s["metric"]): s for s in series}
+        for m in members.to_dict("records"):
+            row = by_key[(m["side"], m["host"], str(m["iteration"]), m["label"], m["metric"])]
+            for column, value in (("before", m["before_value"]), ("after", m["after_value"])):
+                assert float(row[column].replace(",", "")) == pytest.approx(value, rel=1e-3, abs=1e-3)
+        assert f"perfcampaign triage {event_id} --acknowledge --note 'WHY'" in reader.code
+
+
+def test_every_link_is_relative_and_resolves(site):
+    for path in site.pages:
+        for href in page(site, path).hrefs:
+            assert not urlparse(href).scheme, f"{path}: {href}"
+            target = site.out / posixpath.dirname(path) / unquote(href)
+            assert target.resolve().is_file(), f"{path}: {href}"
+
+
+def test_text_from_bundles_is_escaped_on_every_page(site):
+    texts = {path: (site.out / path).read_text() for path in site.pages}
+    assert not any("<b>bold" in text for text in texts.values())
+    assert "sut_version=2.0 &lt;b&gt;bold&lt;/b&gt; &amp; &quot;quoted&quot; &#x27;x&#x27;" in texts["index.html"]
+
+
+def test_a_rebuild_rewrites_only_the_pages_that_changed(copy, tmp_path):
+    first = build_site(copy, tmp_path / "site")
+    assert first.written == first.pages
+    assert build_site(copy, tmp_path / "site").written == []
+    count, _ = open_regressions(copy, "nightly")
+    event = frame(copy, "select event_id from change_events where campaign = 'nightly' and kind = 'change' "
+                        "and direction = 'regression' and status = 'new' order by event_id").iloc[0, 0]
+    with history_writer(copy) as con:
+        triage_change(con, event, "acknowledged", "seen <in> the morning")
+    again = build_site(copy, tmp_path / "site")
+    assert sorted(again.written) == ["campaigns/nightly/events/" + event + ".html", "campaigns/nightly/index.html",
+                                     "index.html"]
+    assert home_rows(again)["nightly"]["open regressions (worst)"].startswith(str(count - 1) if count > 1 else "0")
+    assert "seen &lt;in&gt; the morning" in (tmp_path / "site" / "campaigns/nightly/index.html").read_text()
