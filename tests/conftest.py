@@ -20,13 +20,18 @@ SAMPLES = Path(__file__).parent / "data" / "samples"
 def pytest_xdist_make_scheduler(config, log):
     """`make test` runs two pytest-xdist workers, each module whole on one, so a module fixture (one campaign
     run checked by many tests) is built once; the history modules go together, as they share one session
-    fixture (32 nightly runs ingested, ~35 s). (xdist's `--dist loadgroup` marks are not seen under pytest 9.)"""
+    fixture (32 nightly runs ingested, ~35 s), and so do the site's unit and browser tests (tests/site_history.py).
+    (xdist's `--dist loadgroup` marks are not seen under pytest 9.)"""
     from xdist.scheduler import LoadScopeScheduling
 
     class ModuleScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             module = nodeid.split("::", 1)[0]
-            return "tests/unit/history" if module.startswith("tests/unit/history/") else module
+            if module.startswith("tests/unit/history/"):
+                return "tests/unit/history"
+            if module.startswith("tests/unit/site/") or module == "tests/integration/test_site_browser.py":
+                return "site"  # one session fixture: two campaigns' nightly runs ingested (~90 s)
+            return module
 
     return ModuleScheduling(config, log)
 
