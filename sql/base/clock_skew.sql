@@ -28,7 +28,7 @@
 -- margin: a log that stops early must not be pulled towards client traffic it never saw.
 -- Where several fine offsets fit equally well, skew_s is their middle and uncertainty_s their
 -- half-width. With tens of requests per second this finds a 30 s skew to within 10 ms
--- (tests/unit/test_clock_skew.py). skew_s includes the one-way network delay from client to server.
+-- (tests/unit/warehouse/test_clock_skew.py). skew_s includes the one-way network delay from client to server.
 
 -- The run's span widened by the search range, in epoch microseconds: timestamptz +- interval goes
 -- through ICU per row (about 0.7 s per 10 M requests).

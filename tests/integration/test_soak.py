@@ -117,7 +117,7 @@ def test_the_slowing_service_drifts_and_the_steady_one_is_stable(soak):
     """Every server host's slope, interval and verdict as numpy and scipy give them from the access logs; app2
     drifts and none of app1's figures does. Whether app1's are "stable" or "inconclusive" depends on how busy the
     machine is (a CI run had app1's avg_ms inconclusive: k6 starts late, a stalled window widens the interval), so
-    stable is checked on synthetic data in tests/unit/marts/test_soak_drift.py and here only app1's slope is
+    stable is checked on synthetic data in tests/unit/warehouse/marts/test_soak_drift.py and here only app1's slope is
     held far below app2's."""
     drift = _query(soak, "select * from soak_drift where run_id = $run_id").set_index(["side", "host", "metric"])
     windows = _windows(soak)

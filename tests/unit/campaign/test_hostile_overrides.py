@@ -14,7 +14,7 @@ import yaml
 from tasks.bundle.hooks import HookRun
 from tasks.campaign import run as campaign_run
 from tasks.campaign.spec import CampaignError, load_campaign
-from tasks.cli.main import _overrides
+from tasks.cli.campaign import _overrides
 from tasks.loadtools.base import LoadToolError, step_variables
 from tasks.loadtools.k6 import K6Tool
 from tasks.stage.hooks import HookFailed, run_hooks

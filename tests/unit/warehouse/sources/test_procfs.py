@@ -22,7 +22,7 @@ from tasks.stage.procfs_sampler import procfs_command
 from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
 from tests.independent import independent_sar
-from tests.unit.sources.test_sysstat import (
+from tests.unit.warehouse.sources.test_sysstat import (
     CHILD,
     _cpu_ticks,
     _disk_device,

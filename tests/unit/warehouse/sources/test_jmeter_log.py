@@ -13,7 +13,7 @@ from tasks.warehouse.ingest import IngestError, ingest_bundle
 from tests.bundles import write_bundle
 
 QUIET = {"progress": lambda message: None}
-DATA = Path(__file__).resolve().parents[2] / "data" / "jmeter"
+DATA = Path(__file__).resolve().parents[3] / "data" / "jmeter"
 COLUMNS = (
     "line_no, logged_at, summariser, kind, samples, window_s, rate_per_s, avg_ms, min_ms, max_ms, errors, "
     "error_pct, active, started, finished, iteration"

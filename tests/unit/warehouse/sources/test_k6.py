@@ -31,7 +31,7 @@ from tests.independent import assign_iterations
 
 QUIET = {"progress": lambda message: None}
 K6 = Path(sys.executable).parent / "k6"
-K6_DATA = Path(__file__).resolve().parents[2] / "data" / "k6"
+K6_DATA = Path(__file__).resolve().parents[3] / "data" / "k6"
 MICROSECOND = pd.Timedelta(microseconds=2)  # the file has ns, the warehouse µs (plus one rounding)
 WIDE_ITERATION = [{"index": 1, "start": "2020-01-01T00:00:00Z", "end": "2030-01-01T00:00:00Z"}]
 

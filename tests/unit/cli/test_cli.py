@@ -24,7 +24,7 @@ def run(*args, env=None) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory):
     """The echo sample's access logs ingested through the CLI."""
-    samples = Path(__file__).parents[1] / "data" / "samples" / "bundle-echo"
+    samples = Path(__file__).parents[2] / "data" / "samples" / "bundle-echo"
     tmp = tmp_path_factory.mktemp("cli")
     manifest = yaml.safe_load((samples / "run.yaml").read_text())
     sources = [s for s in manifest["sources"] if s["kind"] == "access_log"]
@@ -152,7 +152,7 @@ def test_show_keeps_three_significant_digits_under_10_ms(tmp_path):
 
 def test_runs_never_calls_a_failed_run_a_pass(tmp_path):
     """Every requirement holds, but the load tool exited 104: `runs`, `show`, the report and JUnit say so."""
-    samples = Path(__file__).parents[1] / "data" / "samples" / "bundle-echo"
+    samples = Path(__file__).parents[2] / "data" / "samples" / "bundle-echo"
     manifest = yaml.safe_load((samples / "run.yaml").read_text())
     sources = [s for s in manifest["sources"] if s["kind"] == "access_log"]
     files = {s["path"]: samples / s["path"] for s in sources}

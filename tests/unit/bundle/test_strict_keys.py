@@ -12,7 +12,7 @@ from tasks.bundle.manifest import ManifestError, load_manifest
 from tasks.bundle.thresholds import THRESHOLDS
 from tasks.campaign.spec import CampaignError, load_campaign
 
-ROOT = Path(__file__).parents[2]
+ROOT = Path(__file__).parents[3]
 DEMO = (ROOT / "campaigns" / "demo.yaml").read_text()
 
 

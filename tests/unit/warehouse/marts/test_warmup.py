@@ -11,7 +11,7 @@ from tasks.warehouse.connection import open_warehouse
 from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
 from tests.lakeserver import on_both_engines
-from tests.unit.marts.test_verdicts import PLAN, START, _log
+from tests.unit.warehouse.marts.test_verdicts import PLAN, START, _log
 
 WARMUP_S = 2
 

@@ -159,7 +159,7 @@ def test_a_soak_without_its_earlier_run_fails_before_the_stage_is_touched(wareho
     from tasks.campaign.run import open_run
     from tasks.campaign.spec import CampaignError
 
-    scenario = Path(__file__).parents[3] / "campaigns" / "scenarios" / "soak-share-of-peak.yaml"
+    scenario = Path(__file__).parents[4] / "campaigns" / "scenarios" / "soak-share-of-peak.yaml"
     with pytest.raises(CampaignError, match="soak-share-of-peak.yaml: load.target_from: no run of campaign 'demo', "
                                             "scenario 'ramp-vus'"):
         open_run(scenario, tmp_path / "work", resolve_target=partial(resolve_soak_target, warehouse))

@@ -13,7 +13,7 @@ import pytest
 
 from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
-from tests.unit.marts.test_health_findings import (ITERATIONS, QUIET, _query, app1_jstat, app2_docker,
+from tests.unit.warehouse.marts.test_health_findings import (ITERATIONS, QUIET, _query, app1_jstat, app2_docker,
                                                    app2_jstat, loadgen_vmstat)
 
 WARMUP_S = 150

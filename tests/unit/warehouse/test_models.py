@@ -29,10 +29,10 @@ NO_SAMPLE_DATA = {
     "history_exclusions": "no failed, invalid or excluded run",
     **dict.fromkeys(("stg_sar__samples", "stg_pidstat__samples", "host_network_stats", "host_disk_stats",
                      "process_stats", "int_health_findings__sysstat"),
-                    "no sar or pidstat: their grains are proven on real output in tests/unit/sources/test_sysstat.py"),
-    "stg_procfs__samples": "no procfs monitor: its grain is proven on real output in tests/unit/sources/test_procfs.py",
+                    "no sar or pidstat: their grains are proven on real output in tests/unit/warehouse/sources/test_sysstat.py"),
+    "stg_procfs__samples": "no procfs monitor: its grain is proven on real output in tests/unit/warehouse/sources/test_procfs.py",
     "iteration_hooks": "no stage hooks (tests/integration/test_matrix_hooks.py has them)",
-    "soak_drift": "no soak (its grain is checked on the fixture soaks of tests/unit/marts/test_soak_drift.py)",
+    "soak_drift": "no soak (its grain is checked on the fixture soaks of tests/unit/warehouse/marts/test_soak_drift.py)",
 }
 
 

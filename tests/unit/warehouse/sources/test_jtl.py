@@ -17,7 +17,7 @@ from tasks.warehouse.sources.base import SourceError
 from tests.bundles import write_bundle
 
 QUIET = {"progress": lambda message: None}
-DATA = Path(__file__).resolve().parents[2] / "data" / "jmeter"
+DATA = Path(__file__).resolve().parents[3] / "data" / "jmeter"
 CSV_SAMPLES = [
     ("lograter-result_20180502_142434.jtl", ","),
     ("lograter-result_with_multi_lines.jtl", ","),

@@ -10,7 +10,7 @@ import pytest
 
 from tasks.warehouse.ingest import ingest_bundle
 from tests.bundles import write_bundle
-from tests.unit.marts.test_verdicts import PLAN, START, _log
+from tests.unit.warehouse.marts.test_verdicts import PLAN, START, _log
 
 REQUIREMENTS = [
     {"id": "api1-avg", "metric": "avg_ms", "op": "<", "threshold": 500, "expect": 50, "side": "server",
