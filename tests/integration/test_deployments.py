@@ -76,7 +76,7 @@ def test_a_run_cancelled_from_the_ui_tears_down_and_keeps_its_logs(prefect_serve
     flow_run, ports = _serve_and_trigger_adhoc(tmp_path, duration_s=60, wait_s=0)
     # wait until the load runs, then cancel as the UI does
     deadline = time.monotonic() + 120
-    while not list((tmp_path / "stage").glob("*/iter1/load-iter1.pid")):
+    while not list((tmp_path / "stage").glob("*/iter1/*/load-iter1.pid")):  # iter<i>/<generator>/
         assert time.monotonic() < deadline, "the iteration never started"
         time.sleep(0.5)
     with get_client(sync_client=True) as client:
