@@ -12,9 +12,11 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
+from tests.independent import assign_iterations
 from tests.integration.test_campaign_local import DEMO, _manifest, _query, _run
 
 pytestmark = pytest.mark.integration
@@ -57,20 +59,45 @@ def _windows(manifest: dict) -> list[tuple[int, datetime, datetime]]:
              datetime.fromisoformat(it["end"])) for it in manifest["iterations"]]
 
 
-def _access_log_calls(tmp_path: Path, run_id: str, manifest: dict) -> dict[tuple[int, str, str], list[float]]:
-    """(iteration, host, path) -> elapsed ms of every call, read from the raw access logs with a regex.
+def _measured_iteration(stamps: list[datetime], manifest: dict) -> list[int | None]:
+    """Iteration of each access-log stamp, None when outside every iteration or in its warm-up, by the placement
+    rule (docs/warehouse.md, "Placing rows in iterations"): a whole-second stamp t stands for [t, t + 1 s) and
+    goes to the window [start, end) it overlaps most (tests/independent.py); it is in the warm-up when more of
+    [t, t + 1 s) lies before W = start + warm-up than after (equal: the warm-up), i.e. t + 0.5 s <= W."""
+    if not stamps:
+        return []
+    windows = [(it["index"], it["start"], it["end"]) for it in manifest["iterations"]]
+    placed = assign_iterations(pd.DataFrame({"started_at": pd.to_datetime(stamps, utc=True)}), windows, resolution_s=1)
+    warm_ups = {it["index"]: datetime.fromisoformat(it["start"]) + timedelta(seconds=it["warmup_s"])
+                for it in manifest["iterations"]}
+    result: list[int | None] = []
+    for at, index in zip(stamps, placed):
+        if np.isnan(index) or at + timedelta(seconds=0.5) <= warm_ups[int(index)]:
+            result.append(None)
+        else:
+            result.append(int(index))
+    return result
 
-    A call counts for the iteration whose [start + warm-up, end) holds its logged time (second resolution).
-    """
-    windows = _windows(manifest)
-    calls: dict[tuple[int, str, str], list[float]] = {}
+
+def _access_log_lines(tmp_path: Path, run_id: str, manifest: dict) -> list[tuple[int, str, re.Match]]:
+    """(iteration, host, regex match) of every access-log line counted in an iteration's statistics."""
+    found = []
     for source in (s for s in manifest["sources"] if s["kind"] == "access_log"):
-        for line in (tmp_path / "store" / run_id / source["path"]).read_text().splitlines():
-            match = ACCESS_LINE.search(line)
-            at = datetime.strptime(match["time"], "%d/%b/%Y:%H:%M:%S %z")
-            for index, start, end in windows:
-                if start <= at < end:
-                    calls.setdefault((index, source["host"], match["path"]), []).append(int(match["us"]) / 1000)
+        matches = [ACCESS_LINE.search(line)
+                   for line in (tmp_path / "store" / run_id / source["path"]).read_text().splitlines()]
+        stamps = [datetime.strptime(match["time"], "%d/%b/%Y:%H:%M:%S %z") for match in matches]
+        for match, index in zip(matches, _measured_iteration(stamps, manifest)):
+            if index is not None:
+                found.append((index, source["host"], match))
+    return found
+
+
+def _access_log_calls(tmp_path: Path, run_id: str, manifest: dict) -> dict[tuple[int, str, str], list[float]]:
+    """(iteration, host, path) -> elapsed ms of every call, read from the raw access logs with a regex, each
+    placed by its whole-second stamp (_measured_iteration)."""
+    calls: dict[tuple[int, str, str], list[float]] = {}
+    for index, host, match in _access_log_lines(tmp_path, run_id, manifest):
+        calls.setdefault((index, host, match["path"]), []).append(int(match["us"]) / 1000)
     return calls
 
 
@@ -158,13 +185,8 @@ def test_a_requirement_on_the_failure_ratio_with_dropped_calls_breaks_where_call
                 if point.get("type") == "Point" and point.get("metric") == "http_req_failed":
                     client.setdefault(source["iteration"], []).append(point["data"]["value"])
     server: dict[int, list[bool]] = {}
-    for source in (s for s in manifest["sources"] if s["kind"] == "access_log"):
-        for line in (tmp_path / "store" / run_id / source["path"]).read_text().splitlines():
-            match = ACCESS_LINE.search(line)
-            at = datetime.strptime(match["time"], "%d/%b/%Y:%H:%M:%S %z")
-            for index, start, end in _windows(manifest):
-                if start <= at < end:
-                    server.setdefault(index, []).append(int(match["status"]) >= 400)
+    for index, _, match in _access_log_lines(tmp_path, run_id, manifest):
+        server.setdefault(index, []).append(int(match["status"]) >= 400)
     verdicts = {(r, i): (m, p) for r, i, m, p in _query(
         tmp_path, f"select requirement_id, iteration, measured, passed from verdicts where run_id = '{run_id}' "
         "and requirement_id like 'delivered-%'")}
