@@ -10,7 +10,9 @@ second, short run of the demo campaign has a hook that fails.
 from __future__ import annotations
 
 import gzip
+import html
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -66,6 +68,44 @@ def _client_steps(bundle: Path, manifest: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _expected_capacity(steps: pd.DataFrame) -> dict[str, dict]:
+    """Per client series from k6's raw steps: saturated (vus 2 -> 4 is +100 % load; min_scaling 0.5), the knee
+    (the last step that scaled: the first one) and the highest throughput with its iteration."""
+    expected = {}
+    for (adapters, size), group in steps.groupby(["adapters", "message_size"]):
+        best = group.loc[group["calls_per_s"].idxmax()]
+        low, high = group.sort_values("vus")["calls_per_s"]
+        saturated = high / low - 1 < 0.5 * (4 / 2 - 1)
+        knee = group.loc[group["iteration"].idxmin()] if saturated else None
+        expected[f"adapters={adapters} message_size={size}"] = {
+            "saturated": saturated, "knee_iteration": None if knee is None else int(knee["iteration"]),
+            "knee_calls_per_s": None if knee is None else knee["calls_per_s"], "points": list(group["iteration"]),
+            "max_iteration": int(best["iteration"]), "max_calls_per_s": best["calls_per_s"]}
+    return expected
+
+
+def _text(cell: str) -> str:
+    """An HTML cell's text: tags (a verdict's colour, a heading's <wbr>) dropped, entities read."""
+    return html.unescape(re.sub(r"<[^>]+>", "", cell)).strip()
+
+
+def _series_table(report: str) -> list[dict[str, str]]:
+    """The report's capacity table of series (the one with a verdict column): a dict per row, heading -> text."""
+    section = report.split('id="capacity"')[1].split("</section>")[0]
+    for table in re.findall(r"<table>(.*?)</table>", section, re.S):
+        headings = [_text(h) for h in re.findall(r"<th[^>]*>(.*?)</th>", table)]
+        if "verdict" in headings:
+            return [dict(zip(headings, map(_text, re.findall(r"<td[^>]*>(.*?)</td>", row))))
+                    for row in re.findall(r"<tr[^>]*>(.*?)</tr>", table.split("<tbody>")[1])]
+    raise AssertionError("no series table in the capacity section")
+
+
+def _shown(cell: str, value: float) -> bool:
+    """A number as the report writes it (thousands commas, its decimals) is `value` rounded to those decimals."""
+    decimals = len(cell.split(".")[1]) if "." in cell else 0
+    return abs(float(cell.replace(",", "")) - value) <= 0.5 * 10 ** -decimals + 1e-9
+
+
 def test_a_2x2_matrix_gives_four_series_each_with_its_ramp(matrix_run):
     run_id, bundle, manifest, capacity, _ = matrix_run
     loads = [(it["load"]["adapters"], it["load"]["message_size"], it["load"]["vus"]) for it in manifest["iterations"]]
@@ -75,17 +115,13 @@ def test_a_2x2_matrix_gives_four_series_each_with_its_ramp(matrix_run):
     assert sorted(client.index) == ["adapters=1 message_size=4096", "adapters=1 message_size=64",
                                     "adapters=2 message_size=4096", "adapters=2 message_size=64"]
     assert sorted(capacity["side"].unique()) == ["client", "server"] and len(capacity) == 8
-    steps = _client_steps(bundle, manifest)
-    for (adapters, size), group in steps.groupby(["adapters", "message_size"]):
-        row = client.loc[f"adapters={adapters} message_size={size}"]
-        best = group.loc[group["calls_per_s"].idxmax()]
-        assert row["max_iteration"] == best["iteration"]
-        assert row["max_calls_per_s"] == pytest.approx(best["calls_per_s"], rel=1e-6)
-        assert [p["iteration"] for p in row["points"]] == list(group["iteration"])
-        low, high = group.sort_values("vus")["calls_per_s"]
-        scales = high / low - 1 >= 0.5 * (4 / 2 - 1)  # vus 2 -> 4: +100 % load, min_scaling 0.5
-        assert bool(row["saturated"]) == (not scales)
-        assert (row["knee_iteration"] == group["iteration"].min()) if not scales else pd.isna(row["knee_iteration"])
+    for series, want in _expected_capacity(_client_steps(bundle, manifest)).items():
+        row = client.loc[series]
+        assert row["max_iteration"] == want["max_iteration"]
+        assert row["max_calls_per_s"] == pytest.approx(want["max_calls_per_s"], rel=1e-6)
+        assert [p["iteration"] for p in row["points"]] == want["points"]
+        assert bool(row["saturated"]) == want["saturated"]
+        assert (row["knee_iteration"] == want["knee_iteration"]) if want["saturated"] else pd.isna(row["knee_iteration"])
 
 
 def test_the_hooks_are_recorded_and_their_effect_shows_in_the_steps(matrix_run):
@@ -114,7 +150,7 @@ def test_the_hooks_are_recorded_and_their_effect_shows_in_the_steps(matrix_run):
 
 
 def test_show_and_the_report_print_the_matrix_and_the_hooks(matrix_run):
-    run_id, bundle, _, capacity, _ = matrix_run
+    run_id, bundle, manifest, _, _ = matrix_run
     out = subprocess.run([str(Path(sys.executable).parent / "perfcampaign"), "show", run_id,
                           "--warehouse", str(bundle.parents[1] / "w.duckdb")], capture_output=True, text=True,
                          timeout=120)
@@ -136,8 +172,19 @@ def test_show_and_the_report_print_the_matrix_and_the_hooks(matrix_run):
     assert f"{run_id}: stage hooks per iteration (exit status, seconds)" in [line.rstrip() for line in lines]
     report = (bundle / "report" / "report.html").read_text()  # built by the flow
     assert "<h3>Stage hooks</h3>" in report and report.count("/admin/settings</td>") == 32
-    for series in capacity[capacity["side"] == "client"]["series"]:
-        assert f"Capacity, client side, {series}: " in report
+    # the capacity section: a row per side and series, the series in the order of their values (64 before 4096)
+    rows = _series_table(report)
+    assert [r["side"] for r in rows] == ["client"] * 4 + ["server"] * 4
+    expected = _expected_capacity(_client_steps(bundle, manifest))
+    assert [r["series"] for r in rows[:4]] == list(expected) == [r["series"] for r in rows[4:]]
+    for row, want in zip(rows, expected.values()):  # the client rows against k6's raw points
+        assert row["verdict"] == ("saturated" if want["saturated"] else "scales")
+        assert row["at it"] == str(want["max_iteration"]) and _shown(row["highest calls/s"], want["max_calls_per_s"])
+        if want["saturated"]:
+            assert row["knee it"] == str(want["knee_iteration"])
+            assert _shown(row["knee calls/s"], want["knee_calls_per_s"])
+        else:
+            assert row["knee it"] == row["knee calls/s"] == ""
 
 
 def test_a_failing_hook_fails_the_run_and_the_stage_is_torn_down(prefect_server, tmp_path):
