@@ -25,6 +25,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from tests.independent import assign_iterations
 from tests.integration.test_campaign_local import _query, _run
 
 pytestmark = pytest.mark.integration
@@ -57,18 +58,22 @@ class Run:
         return _query(self.tmp_path, sql.replace("$run", f"'{self.run_id}'"))
 
     def access_log(self) -> pd.DataFrame:
-        """Every logged call: host, path, status, elapsed ms, logged time, and its iteration after warm-up
-        (second resolution, as the log writes it; NaN outside every measured window)."""
+        """Every logged call: host, path, status, elapsed ms, logged time, and its iteration after warm-up,
+        NaN in a warm-up or outside every window. By the placement rule (docs/warehouse.md): a whole-second
+        stamp t stands for [t, t + 1 s), goes to the window it overlaps most, and is in the warm-up when more
+        of it lies before the warm-up's end W than after (equal: the warm-up), i.e. t + 0.5 s <= W."""
         rows = []
         for source in self.sources("access_log"):
             for line in self.path(source["path"]).read_text().splitlines():
                 match = ACCESS_LINE.search(line)
-                rows.append((source["host"], match["path"], int(match["status"]), int(match["us"]) / 1000,
-                             datetime.strptime(match["time"], "%d/%b/%Y:%H:%M:%S %z")))
+                at = pd.Timestamp(datetime.strptime(match["time"], "%d/%b/%Y:%H:%M:%S %z")).tz_convert("UTC")
+                rows.append((source["host"], match["path"], int(match["status"]), int(match["us"]) / 1000, at))
         frame = pd.DataFrame(rows, columns=["host", "path", "status", "ms", "at"])
-        frame["iteration"] = np.nan
-        for index, (start, end) in self.windows().items():
-            frame.loc[(frame["at"] >= start) & (frame["at"] < end), "iteration"] = index
+        windows = [(it["index"], it["start"], it["end"]) for it in self.manifest["iterations"]]
+        frame["iteration"] = assign_iterations(frame.rename(columns={"at": "started_at"}), windows, resolution_s=1)
+        for index, (measured_from, _) in self.windows().items():
+            warm_up = (frame["iteration"] == index) & (frame["at"] + timedelta(seconds=0.5) <= measured_from)
+            frame.loc[warm_up, "iteration"] = np.nan
         return frame
 
     def k6_points(self, metric: str, background: bool = False) -> pd.DataFrame:
@@ -195,10 +200,16 @@ def check_step_ramp(runs: list[Run]) -> None:
         echo = calls[(calls["iteration"] == index) & (calls["path"] == "/echo")]["ms"]
         assert (calls[(calls["iteration"] == index)]["path"] == "/health").sum() > 0  # the background ran
         assert measured[index] == pytest.approx(np.percentile(echo, 95))
-    own = dict(run.query("select iteration, calls from iteration_summary where run_id = $run and side = 'background'"))
+    # side background: the background load's own calls and every call matching its background_labels
+    # ('*/health') on any side, so also the servers' logged /health calls (docs/warehouse.md, `requests`)
+    background = dict(run.query("select iteration, calls from iteration_summary where run_id = $run "
+                                "and side = 'background'"))
     points = run.k6_points("http_req_duration", background=True)
     started = points["at"] - pd.to_timedelta(points["value"], unit="ms")
-    assert own == {i: int(((started >= start) & (started < end)).sum()) for i, (start, end) in run.windows().items()}
+    own = {i: int(((started >= start) & (started < end)).sum()) for i, (start, end) in run.windows().items()}
+    logged = {i: int(((calls["iteration"] == i) & (calls["path"] == "/health")).sum()) for i in run.windows()}
+    assert all(own.values()) and all(logged.values())
+    assert background == {i: own[i] + logged[i] for i in run.windows()}
 
 
 def check_matrix(runs: list[Run]) -> None:
