@@ -18,7 +18,7 @@ import yaml
 
 from tasks.warehouse.ingest import ingest_bundle
 from tests.echo_stage import free_ports
-from tests.independent import drift_fit, drift_verdict
+from tests.independent import assign_iterations, drift_fit, drift_verdict
 from tests.integration.test_demo_stage import access_log
 
 pytestmark = pytest.mark.integration
@@ -114,7 +114,8 @@ def _windows(soak) -> list[tuple[pd.Timestamp, pd.Timestamp]]:
 
 
 def test_the_slowing_service_drifts_and_the_steady_one_is_stable(soak):
-    """Every server host's slope, interval and verdict as numpy and scipy give them from the access logs; app2
+    """Every server host's slope, interval and verdict as numpy and scipy give them from the access logs (calls
+    placed in windows by the placement rule at the access log's whole-second resolution); app2
     drifts and none of app1's figures does. Whether app1's are "stable" or "inconclusive" depends on how busy the
     machine is (a CI run had app1's avg_ms inconclusive: k6 starts late, a stalled window widens the interval), so
     stable is checked on synthetic data in tests/unit/warehouse/marts/test_soak_drift.py and here only app1's slope is
@@ -122,10 +123,13 @@ def test_the_slowing_service_drifts_and_the_steady_one_is_stable(soak):
     drift = _query(soak, "select * from soak_drift where run_id = $run_id").set_index(["side", "host", "metric"])
     windows = _windows(soak)
     middles_h = np.array([((start - windows[0][0]) + (end - start) / 2).total_seconds() / 3600 for start, end in windows])
+    indexed = [(it["index"], it["start"], it["end"]) for it in soak["manifest"]["iterations"]]
     logs = {s["host"]: access_log(soak["bundle"] / s["path"]) for s in soak["manifest"]["sources"] if s["kind"] == "access_log"}
     for host, rows in logs.items():
         calls = rows[(rows["method"] == "POST") & rows["path"].str.startswith("/echo")].assign(ms=lambda f: f["elapsed_us"] / 1000)
-        per_window = [calls[(calls["started_at"] >= start) & (calls["started_at"] < end)] for start, end in windows]
+        # %t stamps whole seconds: each call goes to the window its second overlaps most (docs/warehouse.md)
+        placed = assign_iterations(calls, indexed, resolution_s=1)
+        per_window = [calls[placed == index] for index, _, _ in indexed]
         values = {
             "avg_ms": np.array([w["ms"].mean() for w in per_window]),
             "p95_ms": np.array([w["ms"].quantile(0.95) for w in per_window]),
