@@ -27,7 +27,9 @@ SCENARIO = REPO / "campaigns" / "scenarios" / "soak-share-of-peak.yaml"
 SOAK_S, WINDOW_S, SHARE = 12, 2, 0.02
 # A young GC about every second that promotes nothing (big survivors), for values of soak_drift's
 # old_gen_after_gc_kb in most windows: at the test's ~30 calls/s the default 16 MB of eden fill in more than
-# the whole soak (no GC at all), a 2 MB eden every ~3 s. Serial GC: pauses under 1 ms.
+# the whole soak (no GC at all), a 2 MB eden every ~3 s. Serial GC: pauses under 1 ms. The rate is a share of
+# the measured peak, so a busy machine gets fewer GCs (the old-gen test then checks "too short to judge");
+# more allocation per call is no cure: past 15 GCs the survivors tenure and the old gen creeps up each second.
 SMALL_YOUNG_GEN = "-XX:+UseSerialGC -Xmn2m -XX:SurvivorRatio=1"
 SLOWDOWN_MS_PER_S = 5  # app2: 10 ms at first, ~70 ms after 12 s (about 10 % of its mean per second)
 # Tolerances for a soak of seconds, in % of the level per hour: 20000 %/h is 5.6 % per second.
@@ -126,8 +128,10 @@ def test_the_slowing_service_drifts_and_the_steady_one_is_stable(soak):
     indexed = [(it["index"], it["start"], it["end"]) for it in soak["manifest"]["iterations"]]
     logs = {s["host"]: access_log(soak["bundle"] / s["path"]) for s in soak["manifest"]["sources"] if s["kind"] == "access_log"}
     for host, rows in logs.items():
-        calls = rows[(rows["method"] == "POST") & rows["path"].str.startswith("/echo")].assign(ms=lambda f: f["elapsed_us"] / 1000)
-        # %t stamps whole seconds: each call goes to the window its second overlaps most (docs/warehouse.md)
+        # every call the server logged, wait_http's GET /health too (no background_labels declared: side server);
+        # %t stamps whole seconds: each call goes to the window its second overlaps most (docs/warehouse.md), so
+        # the probe lands in the first window when it shares that window's first second
+        calls = rows.assign(ms=lambda f: f["elapsed_us"] / 1000)
         placed = assign_iterations(calls, indexed, resolution_s=1)
         per_window = [calls[placed == index] for index, _, _ in indexed]
         values = {
@@ -164,7 +168,9 @@ def _jstat_rows(path: Path) -> pd.DataFrame:
 
 def test_the_old_generation_slope_is_what_numpy_fits_to_the_raw_jstat_rows(soak):
     """soak_drift's old_gen_after_gc_kb per JVM: each window's lowest old-gen-used on a row where a GC ran since
-    the previous row and left the old generation no bigger, fitted by numpy; % of the old gen's capacity."""
+    the previous row and left the old generation no bigger, fitted by numpy; % of the old gen's capacity. How many
+    windows have a value follows the soak's rate, a share of the peak the machine managed: a CI run at load 4 had
+    8 calls/s, two GCs in the soak, both promoting, and no window with a value; then the verdict must say so."""
     drift = _query(soak, "select * from soak_drift where run_id = $run_id and metric = 'old_gen_after_gc_kb'")
     windows = _windows(soak)
     middles_h = np.array([((start - windows[0][0]) + (end - start) / 2).total_seconds() / 3600 for start, end in windows])
@@ -179,7 +185,10 @@ def test_the_old_generation_slope_is_what_numpy_fits_to_the_raw_jstat_rows(soak)
         capacity = max(w["OC"].iloc[-1] for w in per_window if len(w))
         row = drift[drift.subject == source["path"]].iloc[0]
         known = ~np.isnan(values)
-        assert row["windows"] == known.sum() >= THRESHOLDS["drift_min_windows"], (source["path"], values)
+        assert row["windows"] == known.sum(), (source["path"], values)
+        if known.sum() < THRESHOLDS["drift_min_windows"]:  # a busy machine's slow peak: few GCs (module comment)
+            assert row["verdict"] == "too short to judge", (source["path"], values)
+            continue
         slope, low, high, _ = drift_fit(middles_h[known], values[known], 100 / capacity)
         close = max(1e-5 * (high - low), 1e-6)  # a flat old gen fits a slope of 0 +- 0
         assert row["slope_pct_per_h"] == pytest.approx(slope, rel=1e-5, abs=1e-6), source["path"]
