@@ -112,7 +112,8 @@ def test_monitors_sampled_through_the_run(echo_bundle: Path) -> None:
     (vmstat,) = sources(echo_bundle, "vmstat")
     lines = (echo_bundle / vmstat["path"]).read_text().splitlines()
     assert lines[1].split()[-1] == "UTC"
-    stamps = pd.to_datetime([" ".join(line.split()[-2:]) for line in lines[2:]], utc=True)
+    data = [line for line in lines[2:] if line.split() and line.split()[0].isdigit()]  # the header pair repeats
+    stamps = pd.to_datetime([" ".join(line.split()[-2:]) for line in data], utc=True)
     assert stamps.min() <= pd.Timestamp(iterations[0]["start"]) and stamps.max() >= last_end.floor("s")
     for jstat in sources(echo_bundle, "jstat"):
         rows = (echo_bundle / jstat["path"]).read_text().splitlines()
