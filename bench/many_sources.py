@@ -18,18 +18,10 @@ from pathlib import Path
 import duckdb
 import yaml
 
+from junk import CHILD  # the same child as bench/junk.py: seconds, CPU and peak RSS of one ingest
+
 ROOT = Path(__file__).resolve().parents[1]
 LINE = '10.0.0.{h} - - [02/Dec/2026:14:{m:02d}:{s:02d} +0000] "GET /a/{n} HTTP/1.1" 200 5 {ms}\n'
-CHILD = """
-import json, resource, sys, time
-from tasks.warehouse.ingest import ingest_bundle
-started = time.perf_counter()
-ingest_bundle(sys.argv[1], sys.argv[2], progress=lambda m: None)
-hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM:")][0]
-used = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({"s": time.perf_counter() - started, "cpu_s": used.ru_utime + used.ru_stime,
-                  "rss_mb": int(hwm.split()[1]) / 1024}))
-"""
 
 
 def write_bundle(root: Path, count: int) -> None:
