@@ -53,6 +53,24 @@ def assign_iterations(frame: pd.DataFrame, windows: list[tuple[int, str, str]], 
     return result
 
 
+def measured_iterations(frame: pd.DataFrame, iterations: list[dict], resolution_s: float) -> pd.Series:
+    """Iteration of each row counted in a statistic: placed by `assign_iterations`, NaN outside every window or
+    in its iteration's warm-up. The warm-up end W = start + warmup_s splits [t, t + r) as the windows do: in the
+    warm-up when more of it lies before W than after (equal: the warm-up), i.e. t + r / 2 <= W (t < W when
+    r = 0); an iteration without a warm-up (warmup_s 0) keeps every row placed in it."""
+    windows = [(it["index"], it["start"], it["end"]) for it in iterations]
+    placed = assign_iterations(frame, windows, resolution_s)
+    half = pd.Timedelta(seconds=resolution_s / 2)
+    for it in iterations:
+        if not it.get("warmup_s"):
+            continue
+        warm_up_end = pd.Timestamp(it["start"]) + pd.Timedelta(seconds=it["warmup_s"])
+        inside = placed == it["index"]
+        in_warm_up = frame["started_at"] + half <= warm_up_end if resolution_s else frame["started_at"] < warm_up_end
+        placed[inside & in_warm_up] = np.nan
+    return placed
+
+
 def describe(elapsed: pd.Series) -> dict[str, float]:
     """count, mean and linear-interpolated percentiles, the way the warehouse should compute them."""
     values = elapsed.to_numpy(dtype=float)

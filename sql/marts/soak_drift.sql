@@ -47,16 +47,43 @@ soak_windows as (
     where run_id = $run_id and exists (select 1 from soak)
 ),
 
-by_host as (
-    select side, host, iteration, avg_ms, p95_ms, calls_per_s, error_rate
+-- A window in which a host (or a whole side) logged no call has no statistics row: its throughput is 0
+-- calls/s (a service that stops answering is the worst drift), its latencies and error rate have no value.
+hosts as (
+    select distinct side, host
     from iteration_stats
     where run_id = $run_id and side in ('client', 'server')
 ),
 
+by_host as (
+    select
+        hosts.side,
+        hosts.host,
+        windows.iteration,
+        stats.avg_ms,
+        stats.p95_ms,
+        coalesce(stats.calls_per_s, 0) as calls_per_s,
+        stats.error_rate
+    from hosts
+    cross join soak_windows as windows
+    left join iteration_stats as stats
+        on stats.run_id = $run_id and stats.side = hosts.side and stats.host = hosts.host
+        and stats.iteration = windows.iteration
+),
+
 by_side as (
-    select side, '*' as host, iteration, avg_ms, p95_ms, calls_per_s, error_rate
-    from iteration_summary
-    where run_id = $run_id and side in ('client', 'server')
+    select
+        sides.side,
+        '*' as host,
+        windows.iteration,
+        stats.avg_ms,
+        stats.p95_ms,
+        coalesce(stats.calls_per_s, 0) as calls_per_s,
+        stats.error_rate
+    from (select distinct side from hosts) as sides
+    cross join soak_windows as windows
+    left join iteration_summary as stats
+        on stats.run_id = $run_id and stats.side = sides.side and stats.iteration = windows.iteration
 ),
 
 request_values as (

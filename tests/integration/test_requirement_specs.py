@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.independent import assign_iterations
+from tests.independent import measured_iterations
 from tests.integration.test_campaign_local import DEMO, _manifest, _query, _run
 
 pytestmark = pytest.mark.integration
@@ -61,22 +61,12 @@ def _windows(manifest: dict) -> list[tuple[int, datetime, datetime]]:
 
 def _measured_iteration(stamps: list[datetime], manifest: dict) -> list[int | None]:
     """Iteration of each access-log stamp, None when outside every iteration or in its warm-up, by the placement
-    rule (docs/warehouse.md, "Placing rows in iterations"): a whole-second stamp t stands for [t, t + 1 s) and
-    goes to the window [start, end) it overlaps most (tests/independent.py); it is in the warm-up when more of
-    [t, t + 1 s) lies before W = start + warm-up than after (equal: the warm-up), i.e. t + 0.5 s <= W."""
+    rule at whole-second resolution (tests/independent.py: measured_iterations)."""
     if not stamps:
         return []
-    windows = [(it["index"], it["start"], it["end"]) for it in manifest["iterations"]]
-    placed = assign_iterations(pd.DataFrame({"started_at": pd.to_datetime(stamps, utc=True)}), windows, resolution_s=1)
-    warm_ups = {it["index"]: datetime.fromisoformat(it["start"]) + timedelta(seconds=it["warmup_s"])
-                for it in manifest["iterations"]}
-    result: list[int | None] = []
-    for at, index in zip(stamps, placed):
-        if np.isnan(index) or at + timedelta(seconds=0.5) <= warm_ups[int(index)]:
-            result.append(None)
-        else:
-            result.append(int(index))
-    return result
+    frame = pd.DataFrame({"started_at": pd.to_datetime(stamps, utc=True)})
+    placed = measured_iterations(frame, manifest["iterations"], resolution_s=1)
+    return [None if np.isnan(index) else int(index) for index in placed]
 
 
 def _access_log_lines(tmp_path: Path, run_id: str, manifest: dict) -> list[tuple[int, str, re.Match]]:

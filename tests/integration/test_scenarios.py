@@ -25,7 +25,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.independent import assign_iterations
+from tests.independent import measured_iterations
 from tests.integration.test_campaign_local import _query, _run
 
 pytestmark = pytest.mark.integration
@@ -60,8 +60,7 @@ class Run:
     def access_log(self) -> pd.DataFrame:
         """Every logged call: host, path, status, elapsed ms, logged time, and its iteration after warm-up,
         NaN in a warm-up or outside every window. By the placement rule (docs/warehouse.md): a whole-second
-        stamp t stands for [t, t + 1 s), goes to the window it overlaps most, and is in the warm-up when more
-        of it lies before the warm-up's end W than after (equal: the warm-up), i.e. t + 0.5 s <= W."""
+        stamp t stands for [t, t + 1 s) (tests/independent.py: measured_iterations)."""
         rows = []
         for source in self.sources("access_log"):
             for line in self.path(source["path"]).read_text().splitlines():
@@ -69,11 +68,8 @@ class Run:
                 at = pd.Timestamp(datetime.strptime(match["time"], "%d/%b/%Y:%H:%M:%S %z")).tz_convert("UTC")
                 rows.append((source["host"], match["path"], int(match["status"]), int(match["us"]) / 1000, at))
         frame = pd.DataFrame(rows, columns=["host", "path", "status", "ms", "at"])
-        windows = [(it["index"], it["start"], it["end"]) for it in self.manifest["iterations"]]
-        frame["iteration"] = assign_iterations(frame.rename(columns={"at": "started_at"}), windows, resolution_s=1)
-        for index, (measured_from, _) in self.windows().items():
-            warm_up = (frame["iteration"] == index) & (frame["at"] + timedelta(seconds=0.5) <= measured_from)
-            frame.loc[warm_up, "iteration"] = np.nan
+        frame["iteration"] = measured_iterations(frame.rename(columns={"at": "started_at"}),
+                                                 self.manifest["iterations"], resolution_s=1)
         return frame
 
     def k6_points(self, metric: str, background: bool = False) -> pd.DataFrame:
@@ -219,10 +215,12 @@ def check_matrix(runs: list[Run]) -> None:
     check_report_and_warm_up(run)
     loads = [(it["load"]["message_size"], it["load"]["vus"]) for it in run.manifest["iterations"]]
     assert loads == [(64, 1), (64, 2), (4096, 1), (4096, 2)]
+    # each step's k6 file is pinned to its iteration: every call in it counts there, but those that started in
+    # the warm-up (a window's end is its last call's end, written to the millisecond: a call can start after it)
     durations = run.k6_points("http_req_duration")
     durations["started"] = durations["at"] - pd.to_timedelta(durations["value"], unit="ms")
-    calls = {index: int(((durations["iteration"] == index) & (durations["started"] >= start)
-                         & (durations["started"] < end)).sum()) for index, (start, end) in run.windows().items()}
+    calls = {index: int(((durations["iteration"] == index) & (durations["started"] >= start)).sum())
+             for index, (start, _) in run.windows().items()}
     summary = dict(run.query("select iteration, calls from iteration_summary where run_id = $run and side = 'client'"))
     assert summary == calls
     best = dict(run.query("select series, max_iteration from capacity where run_id = $run and side = 'client'"))

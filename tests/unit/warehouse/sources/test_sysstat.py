@@ -159,8 +159,10 @@ def recorded(tmp_path_factory):
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        for watched in (sar, pidstat):  # the interval the work ended in
-            watched.wait_for_samples(len(watched.at_sample) + 1)
+        # the interval the work ended in, and at least three sample times: the sampling-gap check judges a
+        # series from its third sample on (a fast machine did the work within one interval)
+        for watched in (sar, pidstat):
+            watched.wait_for_samples(max(len(watched.at_sample) + 1, 3))
         (sar_text, sar_first, sar_last), (pidstat_text, pid_first, pid_last) = sar.stop(), pidstat.stop()
     finally:
         child.stdin.close()
