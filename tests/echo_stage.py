@@ -23,6 +23,7 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ECHO_SOURCE = REPO_ROOT / "infra" / "demo" / "EchoService.java"
+JAVA_SOURCE = REPO_ROOT / "infra" / "demo" / "java-source"  # java's source launch, compiled once
 ECHO_SCRIPT = REPO_ROOT / "infra" / "k6" / "echo.js"
 LOCALHOST = "127.0.0.1"
 ACCESS_LOG_FORMAT = '%h %l %u %t "%r" %s %b %D'
@@ -106,7 +107,8 @@ def _healthy(port: int) -> bool:
 
 def start_echo(name: str, port: int, access_log: Path, timeout_s: float = 30) -> subprocess.Popen:
     """Start one echo service (JDK source launch, UTC clock) and return once it answers GET /health."""
-    cmd = [find_java_tool("java"), "-Duser.timezone=UTC", str(ECHO_SOURCE),
+    find_java_tool("javac")
+    cmd = [str(JAVA_SOURCE), "-Duser.timezone=UTC", str(ECHO_SOURCE),
            "--port", str(port), "--access-log", str(access_log), "--name", name]
     output = tempfile.TemporaryFile()
     with output:

@@ -28,7 +28,8 @@ class ToolKind:
 
 TOOLS: dict[str, ToolKind] = {
     "k6": ToolKind(K6Tool, ("version",)),
-    "jmeter": ToolKind(JMeterTool, ("--version",)),  # the launcher names the Java to install when there is none
+    # the launcher names the Java to install when there is none; -j: its log not into the working folder
+    "jmeter": ToolKind(JMeterTool, ("--version", "-j", "/dev/null")),
 }
 
 

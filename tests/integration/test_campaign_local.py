@@ -192,7 +192,7 @@ def test_k6_failing_is_reported_and_the_stage_torn_down(prefect_server, tmp_path
     logs = list((tmp_path / "store").glob("*/loadgen/k6-iter1.log"))
     assert logs and logs[0].read_text().strip()  # k6's own words are kept
     assert all(_port_closed(port) for port in ports)
-    out = subprocess.run(["pgrep", "-af", "EchoService.java"], capture_output=True, text=True)
+    out = subprocess.run(["pgrep", "-af", "EchoService"], capture_output=True, text=True)
     assert str(tmp_path) not in out.stdout
 
 

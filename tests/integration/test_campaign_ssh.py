@@ -154,8 +154,9 @@ def test_a_12_s_ssh_outage_during_a_k6_iteration_loses_nothing(prefect_server, s
     assert "the load ran on and was waited for" in manifest["status_reason"]
     (iteration,) = manifest["iterations"]
     start, end = (datetime.fromisoformat(str(iteration[k]).replace(" ", "T")) for k in ("start", "end"))
-    # k6's own run (14 s and its start-up), not the time the controller noticed its end (>= 6 + 12 s)
-    assert 14 <= (end - start).total_seconds() < 17, (start, end)
+    # k6's own run (its first call to its last, at most its 14 s and a call), not the time the controller noticed
+    # its end (>= 6 + 12 s); a busy machine's k6 sends its first call late, so no lower bound but the calls'
+    assert (end - start).total_seconds() < 17, (start, end)
     assert end.timestamp() < cut[0] + 12
     with duckdb.connect(str(tmp_path / "w.duckdb"), read_only=True) as con:
         checks = con.execute("select metric, agrees from k6_summary_checks where run_id = ?", [run_id]).fetchall()

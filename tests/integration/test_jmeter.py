@@ -173,7 +173,7 @@ def _nas_campaign(root: Path) -> Path:
     """campaigns/nas-broker-ramp.yaml on this machine: its requirements, plan and step shape kept; the broker
     replaced by the two demo echo services, its five hosts by local ones, the steps cut short."""
     ports = [str(port) for port in free_ports(2)]
-    echo = ("mkdir -p {{run_dir}}/%s && exec java -Duser.timezone=UTC {{repo}}/infra/demo/EchoService.java "
+    echo = ("mkdir -p {{run_dir}}/%s && exec {{repo}}/infra/demo/java-source -Duser.timezone=UTC {{repo}}/infra/demo/EchoService.java "
             "--port %s --access-log {{run_dir}}/%s/access.log --name %s")
     access = {"kind": "access_log", "format": '%h %l %u %t "%r" %s %b %D', "duration_unit": "us"}
     local = {"transport": "local"}

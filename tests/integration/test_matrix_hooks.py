@@ -198,5 +198,5 @@ def test_a_failing_hook_fails_the_run_and_the_stage_is_torn_down(prefect_server,
     assert [(h["iteration"], h["host"], h["exit_code"]) for h in manifest["hooks"]] == [(1, "app1", 3)]
     assert (bundle / manifest["hooks"][0]["output"]).read_text() == "1 is too many\n"
     assert not (tmp_path / "stage" / manifest["run_id"]).exists()  # torn down
-    out = subprocess.run(["pgrep", "-af", "EchoService.java"], capture_output=True, text=True)
+    out = subprocess.run(["pgrep", "-af", "EchoService"], capture_output=True, text=True)
     assert str(tmp_path) not in out.stdout
