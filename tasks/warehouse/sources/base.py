@@ -76,10 +76,11 @@ def set_load_context(ctx: SourceContext, resolution_us: int | None = None, **set
 
     Staging views and the placing models read their values from it: its row of `sources` (run_id,
     source_key, pinned_iteration, host, path, resolution_us: the kind's, unless the reader knows its file's
-    clock better) and any reader `settings`, e.g. `duration_to_ms`. Setting names come from reader code,
-    never from input; values are bound parameters. The table is made once per shape and its row replaced
-    after: a table made and dropped inside the ingest's transaction is kept until the commit (76 KB each,
-    0.76 GB for a bundle of 10,000 sources).
+    clock better) and any reader `settings`, e.g. `duration_to_ms`; a batch of sources read together
+    publishes its first, whose values the batch's key makes everyone's (sources/access_log_batch.py). Setting
+    names come from reader code, never from input; values are bound parameters. The table is made once per
+    shape and its row replaced after: a table made and dropped inside the ingest's transaction is kept until
+    the commit (76 KB each, 0.76 GB for a bundle of 10,000 sources).
     """
     resolution = KINDS[ctx.source.kind].resolution_us if resolution_us is None else resolution_us
     ctx.con.execute("update sources set resolution_us = $r where source_key = $k",
