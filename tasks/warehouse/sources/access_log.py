@@ -82,10 +82,10 @@ def resolution_us(layout: Layout) -> int | None:
 
 
 def read_delimited(con: duckdb.DuckDBPyConnection, layout: Layout, paths: list[Path], store: bool,
-                   **extra) -> duckdb.DuckDBPyRelation:
+                   filename: bool = False) -> duckdb.DuckDBPyRelation:
     """The delimited path: DuckDB's CSV reader with a layout compiled from the server's pattern, over one file
     or several of the same compression (`store`: keep refused lines in reject_errors, csv_pieces.error_options;
-    `extra`: more read_csv options, e.g. filename)."""
+    `filename`: each row says which file it came from)."""
     raw = con.read_csv(
         [str(path) for path in paths],
         sep=layout.delimiter,
@@ -98,11 +98,10 @@ def read_delimited(con: duckdb.DuckDBPyConnection, layout: Layout, paths: list[P
         timestamp_format=CLF_TIME_FORMAT,
         compression="gzip" if is_gzip(paths[0]) else "none",
         strict_mode=True,
+        filename=filename,
         **csv_pieces.error_options(store),
-        **extra,
     )
-    kept = ["filename"] if extra.get("filename") else []  # which file a row came from, when asked
-    return raw.project(", ".join(_raw_expressions(layout) + kept))
+    return raw.project(", ".join(_raw_expressions(layout) + (["filename"] if filename else [])))
 
 
 def layout_of(ctx: SourceContext) -> Layout:
@@ -111,11 +110,6 @@ def layout_of(ctx: SourceContext) -> Layout:
         return compile_pattern(ctx.option("format") or ctx.option("preset"))
     except PatternError as exc:
         raise SourceError(f"{ctx.field}.format: {exc}") from None
-
-
-def _read_one_delimited(con: duckdb.DuckDBPyConnection, layout: Layout, path: Path,
-                        store: bool) -> duckdb.DuckDBPyRelation:
-    return read_delimited(con, layout, [path], store)
 
 
 def _raw_from_regex(ctx: SourceContext) -> tuple[Layout, duckdb.DuckDBPyRelation, int]:
@@ -161,9 +155,8 @@ def read(ctx: SourceContext) -> SourceResult:
         _load(ctx, layout, raw)
     elif pattern:
         layout = layout_of(ctx)
-        read_file = partial(_read_one_delimited, ctx.con, layout)
-        rejected = csv_pieces.load_csv(ctx, read_file, partial(_load, ctx, layout), has_header=False,
-                                       quoting=(b'"', b"\\"))
+        rejected = csv_pieces.load_csv(ctx, lambda path, store: read_delimited(ctx.con, layout, [path], store),
+                                       partial(_load, ctx, layout), has_header=False, quoting=(b'"', b"\\"))
     else:
         raise SourceError(f"{ctx.field}: an access_log needs `format` (the server's pattern), `preset` or `regex`")
     return SourceResult(rows=loaded_rows(ctx), rejected=rejected)
