@@ -1,5 +1,5 @@
--- Requests of one source whose values no request can have: a negative, NaN or infinite elapsed_ms, a
--- status outside 0 and 100..599 (0: no response, as k6 writes it), or a start outside the run widened by
+-- Requests of the sources $source_keys (one, or a batch) whose values no request can have: a negative, NaN
+-- or infinite elapsed_ms, a status outside 0 and 100..599 (0: no response, as k6 writes it), or a start outside the run widened by
 -- $margin_us (a year-9999 line). They leave request_facts and become rejected lines with their reason,
 -- so no average, chart or verdict is computed from them (tasks/warehouse/sources/base.py: reject_bad_values).
 -- grain: one row per rejected request (row_id)
@@ -16,7 +16,7 @@ with run as (
 facts as (
     select rowid as row_id, label, started_at, elapsed_ms, status_code, epoch_us(started_at) as started_us
     from request_facts
-    where source_key = $source_key
+    where source_key in (select unnest($source_keys::bigint[]))
 ),
 
 judged as (

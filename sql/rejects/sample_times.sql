@@ -1,4 +1,4 @@
--- Host samples of one source stamped further outside the run than $margin_us (a year-9999 or year-0001
+-- Host samples of the sources $source_keys stamped further outside the run than $margin_us (a year-9999 or year-0001
 -- line): they leave host_sample_facts and become rejected lines, so no chart or statistic meets them
 -- (tasks/warehouse/sources/base.py: reject_bad_values).
 -- grain: one row per rejected sample (row_id)
@@ -18,7 +18,7 @@ final as (
     from host_sample_facts as facts
     cross join run
     where
-        facts.source_key = $source_key
+        facts.source_key in (select unnest($source_keys::bigint[]))
         and (epoch_us(facts.sampled_at) < run.from_us or epoch_us(facts.sampled_at) > run.to_us)
 )
 

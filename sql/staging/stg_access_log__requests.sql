@@ -1,10 +1,11 @@
--- Parses one access log's raw columns into requests (server side).
+-- Parses access logs' raw columns into requests (server side): one source's, or a batch of sources'.
 -- materialized: view
 -- grain: none (one row per logged request)
 -- upstream: raw_access_log, load_context
 -- raw_access_log: view made by tasks/warehouse/sources/access_log.py: the file read by DuckDB's CSV reader
--- with the columns the server's pattern says; absent fields are NULL.
--- load_context: duration_to_ms, time_is_end of this source.
+-- with the columns the server's pattern says; absent fields are NULL; source_key says whose each row is
+-- (load_context's for one file; a batch's from the file each row was read from).
+-- load_context: duration_to_ms, time_is_end of this source (the same for every source of a batch).
 -- %t is written in local time with its offset ('+0100]'): UTC = written time - offset. A log whose time
 -- marks the END of the request (nginx $time_local) gets started_at = logged time - elapsed.
 with raw as (
@@ -23,6 +24,7 @@ split as (
 
 parsed as (
     select
+        source_key,
         coalesce(method, request_parts[1]) as method,
         coalesce(url, request_parts[2]) as url,
         -- epoch microseconds in UTC: timestamptz arithmetic goes through ICU and cost 9 s per 10 M rows;
@@ -36,6 +38,7 @@ parsed as (
 
 final as (
     select
+        source_key,
         split_part(url, '?', 1) as label,
         method,
         make_timestamptz(

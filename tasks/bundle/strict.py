@@ -15,7 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
-from tasks.bundle.yaml_limits import load_yaml as load_bounded
+from tasks.bundle.yaml_limits import load_yaml_and_node
 
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"  # campaigns, stages, background processes
 
@@ -60,7 +60,7 @@ class StrictModel(BaseModel):
 
 def load_yaml(text: str) -> tuple[Any, Lines]:
     """The data of a YAML document and the line (1-based) of every mapping key and list item in it."""
-    data = load_bounded(text)  # refused past the size and alias-expansion limits before anything is built
+    data, root = load_yaml_and_node(text)  # refused past the size and alias limits before anything is built
     lines: Lines = {}
 
     def walk(node: yaml.Node, place: tuple) -> None:
@@ -74,7 +74,6 @@ def load_yaml(text: str) -> tuple[Any, Lines]:
                 lines[place + (number,)] = item.start_mark.line + 1
                 walk(item, place + (number,))
 
-    root = yaml.compose(text, Loader=yaml.SafeLoader)
     if root is not None:
         walk(root, ())
     return data, lines

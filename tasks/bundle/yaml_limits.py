@@ -46,14 +46,22 @@ def _check_expanded(root: yaml.Node, max_nodes: int, max_chars: int) -> None:
 def load_yaml(text: str) -> Any:
     """`yaml.safe_load` of one document, refused past MAX_YAML_BYTES, or past MAX_YAML_NODES nodes or
     MAX_YAML_EXPANDED characters once its aliases are expanded."""
+    return load_yaml_and_node(text)[0]
+
+
+def load_yaml_and_node(text: str) -> tuple[Any, yaml.Node | None]:
+    """`load_yaml`, and the document's node graph (its marks give each item's line).
+
+    Parsed once, by libyaml where PyYAML has it: the pure-Python parser took 1 s per 1,000 sources of a
+    manifest, twice (issue 18: a bundle of 10,000 sources)."""
     if len(text) > MAX_YAML_BYTES:
         raise YamlLimitError(f"{len(text):,} characters, more than {MAX_YAML_BYTES:,} (PERFCAMPAIGN_MAX_YAML_BYTES)")
-    loader = yaml.SafeLoader(text)
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
         node = loader.get_single_node()
         if node is None:
-            return None
+            return None, None
         _check_expanded(node, MAX_YAML_NODES, MAX_YAML_EXPANDED)
-        return loader.construct_document(node)
+        return loader.construct_document(node), node
     finally:
         loader.dispose()

@@ -12,15 +12,12 @@ import json
 import tempfile
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import partial
 from pathlib import Path
 
 import duckdb
 
-from tasks.bundle.files import CompressedFileError, Fingerprint, fingerprint
 from tasks.bundle.manifest import Manifest, load_manifest
 from tasks.bundle.printable import say
 from tasks.warehouse.clock_skew import place_by_corrected_clocks
@@ -34,32 +31,10 @@ from tasks.warehouse.connection import (
 from tasks.warehouse.engines import Lake, lake_lock, parse_warehouse
 from tasks.warehouse.lake import reserve_source_keys, retry_on_conflict
 from tasks.warehouse.moving import OtherMartModels, copy_runs
-from tasks.warehouse.sources import FINGERPRINT_MARKERS, read_source
-from tasks.warehouse.sources.base import (
-    SourceContext,
-    SourceError,
-    SourceResult,
-    reject_bad_values,
-)
+from tasks.warehouse.reading import IngestError, SourceReport, read_all_sources
 from tasks.warehouse.verdicts import Verdict, run_verdicts
 
-
-SMALL_SOURCE_BYTES = 1 << 20  # a source file below this is read on one thread (see _read_sources)
-
-
-class IngestError(RuntimeError):
-    """The bundle could not be loaded; the warehouse is unchanged."""
-
-
-@dataclass
-class SourceReport:
-    path: str
-    kind: str
-    host: str
-    rows: int
-    rejected: int
-    seconds: float
-    notes: tuple[str, ...] = ()
+__all__ = ["IngestError", "IngestReport", "SourceReport", "ingest_bundle"]  # IngestError: raised while reading
 
 
 @dataclass
@@ -146,129 +121,6 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
         )
 
 
-def _read_all_sources(
-    con: duckdb.DuckDBPyConnection, manifest: Manifest, root: Path, keys: list[int], progress: Callable[[str], None]
-) -> list[SourceReport]:
-    # Fingerprints are taken in a thread while DuckDB parses (hashlib and zlib release the GIL): 0.6 s per
-    # GB that no longer adds to the ingest, and a gzip file is checked (bomb, truncated) by the same pass.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="fingerprint") as hasher:
-        prints = {source.path: hasher.submit(fingerprint, root / source.path, con.interrupt,
-                                             FINGERPRINT_MARKERS.get(source.kind))
-                  for source in manifest.sources}
-        try:
-            reports = _read_sources(con, manifest, root, keys, progress, prints)
-        except duckdb.InterruptException:  # a gzip check stopped whatever statement ran: say why
-            _checked_all(manifest, prints)
-            raise
-        con.executemany(
-            "update sources set sha256 = $sha where run_id = $run_id and path = $path",
-            [{"sha": done.result().sha256, "run_id": manifest.run_id, "path": path} for path, done in prints.items()],
-        )
-    return reports
-
-
-def _read_sources(
-    con: duckdb.DuckDBPyConnection, manifest: Manifest, root: Path, keys: list[int], progress: Callable[[str], None],
-    prints: dict[str, Future[Fingerprint]],
-) -> list[SourceReport]:
-    reports = []
-    pending: list[tuple[SourceReport, Callable[[], tuple[str, ...]]]] = []
-    shared: dict = {}  # what the sources' readers keep on the connection between sources (SourceContext.shared)
-    threads = con.execute("select current_setting('threads')").fetchone()[0]
-    for number, source in enumerate(manifest.sources):
-        file = root / source.path
-        size = file.stat().st_size
-        progress(f"reading {source.path} ({source.kind}, {size / 1e6:.1f} MB)")
-        source_key = keys[number]
-        con.execute(
-            "insert into sources values ($key, $run_id, $kind, $host, $role, $side, $path, $pinned, null, $size, 0, 0, "
-            "null, $background)",
-            {
-                "key": source_key,
-                "run_id": manifest.run_id,
-                "kind": source.kind,
-                "host": source.host,
-                "role": source.default_role,
-                "side": source.side,
-                "path": source.path,
-                "pinned": source.iteration,
-                "size": size,
-                "background": source.background_labels,
-            },
-        )
-        checked = partial(_checked, prints[source.path], f"sources.{number} ({source.path})")
-        ctx = SourceContext(con, manifest, source, number, source_key, file, checked, shared)
-        started = time.perf_counter()
-        # A parallel insert adds a row group per statement to the transaction (150-300 KB, kept until the
-        # commit: 3 GB for 10,000 one-line sources); a small file is read as fast on one thread, which appends
-        # its rows to the transaction's one row group.
-        con.execute(f"set threads = {1 if size < SMALL_SOURCE_BYTES else threads}")
-        try:
-            result: SourceResult = read_source(ctx)
-        except duckdb.OutOfMemoryException:
-            raise  # not the file's fault: ingest_bundle names the limit
-        except (duckdb.Error, UnicodeError, OSError, CompressedFileError) as exc:
-            _checked_all(manifest, prints)  # a gzip file refused by the fingerprint pass says so, not the reader
-            # DuckDB's first line says what went wrong; the rest lists reader options the user never set
-            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise SourceError(f"{ctx.field}: cannot read it as {source.kind} (is it one?): {reason}") from exc
-        checked()  # a truncated gzip file a reader took for a shorter one
-        bad = reject_bad_values(ctx)  # impossible values become rejected lines, whatever the reader
-        result.rows, result.rejected = result.rows - bad, result.rejected + bad
-        seconds = time.perf_counter() - started
-        if result.rejected_pct > source.max_rejected_pct:
-            raise IngestError(
-                f"{source.path}: {result.rejected} of {result.rows + result.rejected} lines "
-                f"({result.rejected_pct:.2f} %) could not be read, more than the {source.max_rejected_pct:g} % "
-                f"allowed (set max_rejected_pct on {ctx.field} to accept it); first reasons:\n"
-                + _first_rejects(con, manifest.run_id, source.path)
-            )
-        if result.rows == result.rejected == 0 and not result.notes:
-            result.notes = (f"{source.path}: nothing loaded: the file has no {source.kind} lines (empty?)",)
-        con.execute(
-            "update sources set rows_loaded = $rows, rows_rejected = $rejected where source_key = $key",
-            {"rows": result.rows, "rejected": result.rejected, "key": source_key},
-        )
-        progress(f"  {result.rows:,} rows, {result.rejected:,} rejected, {seconds:.2f} s")
-        for note in result.notes:
-            progress(f"  note: {note}")
-        reports.append(
-            SourceReport(source.path, source.kind, source.host, result.rows, result.rejected, seconds, result.notes)
-        )
-        if result.after_all is not None:
-            pending.append((reports[-1], result.after_all))
-    con.execute(f"set threads = {threads}")
-    for report, after_all in pending:  # work that needs every source loaded, e.g. k6 summary checks
-        progress(f"checking {report.path}")
-        notes = after_all()
-        report.notes += notes
-        for note in notes:
-            progress(f"  note: {note}")
-    return reports
-
-
-def _checked(done: Future[Fingerprint], field: str) -> Fingerprint:
-    """A source's fingerprint, or its gzip check's error naming the file (`field`)."""
-    try:
-        return done.result()
-    except CompressedFileError as exc:
-        raise SourceError(f"{field}: {exc}") from None
-
-
-def _checked_all(manifest: Manifest, prints: dict[str, Future[Fingerprint]]) -> None:
-    """Raise the first gzip error of any source: its check interrupts whatever DuckDB reads at the time."""
-    for number, source in enumerate(manifest.sources):
-        _checked(prints[source.path], f"sources.{number} ({source.path})")
-
-
-def _first_rejects(con: duckdb.DuckDBPyConnection, run_id: str, path: str) -> str:
-    rows = con.execute(
-        "select line_no, reason from rejected_lines where run_id = $run_id and path = $path order by line_no limit 5",
-        {"run_id": run_id, "path": path},
-    ).fetchall()
-    return "\n".join(f"  line {line_no}: {reason}" for line_no, reason in rows)
-
-
 def _finish_run(con: duckdb.DuckDBPyConnection, report: IngestReport) -> None:
     params = {"run_id": report.run_id}
     con.execute(
@@ -320,7 +172,7 @@ def ingest_bundle(
                 with transaction(con):
                     delete_run(con, manifest.run_id)
                     _insert_run(con, manifest, bundle_uri or root.as_uri())
-                    report.sources = _read_all_sources(con, manifest, root, keys, progress)
+                    report.sources = read_all_sources(con, manifest, root, keys, progress)
                     place_by_corrected_clocks(con, manifest, progress)  # before the marts: skewed hosts re-placed
                     progress("building marts")
                     refresh_marts(con, manifest.run_id)

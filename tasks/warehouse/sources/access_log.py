@@ -26,7 +26,7 @@ from tasks.warehouse.sources.base import (
     SourceContext,
     SourceError,
     SourceResult,
-    load_requests,
+    append_requests,
     loaded_rows,
     set_load_context,
 )
@@ -73,7 +73,7 @@ def _duration_to_ms(ctx: SourceContext, layout: Layout) -> float:
     return DURATION_SCALE_TO_MS.get(unit, 1.0)
 
 
-def _resolution_us(layout: Layout) -> int | None:
+def resolution_us(layout: Layout) -> int | None:
     """How finely the pattern's time item stamps: an epoch number's unit (nginx `$msec`: ms), else the
     kind's whole second (`%t`, `$time_local`, and the regex path's times)."""
     if "ts_epoch" in layout.fields:
@@ -81,11 +81,13 @@ def _resolution_us(layout: Layout) -> int | None:
     return 1_000 if "ts_epoch_s" in layout.fields else None
 
 
-def _read_delimited(ctx: SourceContext, layout: Layout, path: Path, store: bool) -> duckdb.DuckDBPyRelation:
-    """The delimited path: DuckDB's CSV reader with a layout compiled from the server's pattern (`store`:
-    keep refused lines in reject_errors, csv_pieces.error_options)."""
-    raw = ctx.con.read_csv(
-        str(path),
+def read_delimited(con: duckdb.DuckDBPyConnection, layout: Layout, paths: list[Path], store: bool,
+                   filename: bool = False) -> duckdb.DuckDBPyRelation:
+    """The delimited path: DuckDB's CSV reader with a layout compiled from the server's pattern, over one file
+    or several of the same compression (`store`: keep refused lines in reject_errors, csv_pieces.error_options;
+    `filename`: each row says which file it came from)."""
+    raw = con.read_csv(
+        [str(path) for path in paths],
         sep=layout.delimiter,
         quotechar='"',
         escapechar="\\",
@@ -94,11 +96,20 @@ def _read_delimited(ctx: SourceContext, layout: Layout, path: Path, store: bool)
         auto_detect=False,
         columns=layout.columns,
         timestamp_format=CLF_TIME_FORMAT,
-        compression="gzip" if is_gzip(path) else "none",
+        compression="gzip" if is_gzip(paths[0]) else "none",
         strict_mode=True,
+        filename=filename,
         **csv_pieces.error_options(store),
     )
-    return raw.project(", ".join(_raw_expressions(layout)))
+    return raw.project(", ".join(_raw_expressions(layout) + (["filename"] if filename else [])))
+
+
+def layout_of(ctx: SourceContext) -> Layout:
+    """The layout compiled from the source's `format` or `preset`; an error names the source."""
+    try:
+        return compile_pattern(ctx.option("format") or ctx.option("preset"))
+    except PatternError as exc:
+        raise SourceError(f"{ctx.field}.format: {exc}") from None
 
 
 def _raw_from_regex(ctx: SourceContext) -> tuple[Layout, duckdb.DuckDBPyRelation, int]:
@@ -111,16 +122,27 @@ def _raw_from_regex(ctx: SourceContext) -> tuple[Layout, duckdb.DuckDBPyRelation
 
 
 def _load(ctx: SourceContext, layout: Layout, raw: duckdb.DuckDBPyRelation) -> None:
-    """Stage the raw columns (view raw_access_log) as requests and append them to request_facts."""
-    raw.create_view("raw_access_log", replace=True)
+    """One source's raw columns staged and appended: every row is load_context's source."""
+    publish_context(ctx, layout)
+    load_rows(ctx, raw.project("*, (select source_key from load_context) as source_key"))
+
+
+def publish_context(ctx: SourceContext, layout: Layout) -> None:
+    """`load_context` for the source (or a batch's first: access_log_batch): what its staging model reads."""
     set_load_context(
         ctx,
-        _resolution_us(layout),
+        resolution_us(layout),
         duration_to_ms=_duration_to_ms(ctx, layout),
         time_is_end=bool(ctx.option("time_is_end", layout.time_is_end)),
     )
+
+
+def load_rows(ctx: SourceContext, raw: duckdb.DuckDBPyRelation) -> None:
+    """Stage raw columns that carry each row's source_key (view raw_access_log) as requests and append them
+    to request_facts (publish_context first)."""
+    raw.create_view("raw_access_log", replace=True)
     build_model(ctx.con, "stg_access_log__requests")
-    load_requests(ctx, ctx.con.view("stg_access_log__requests"))
+    append_requests(ctx.con, ctx.con.view("stg_access_log__requests"))
     drop_model(ctx.con, "stg_access_log__requests")
     ctx.con.execute("drop view raw_access_log")
 
@@ -132,13 +154,9 @@ def read(ctx: SourceContext) -> SourceResult:
         layout, raw, rejected = _raw_from_regex(ctx)
         _load(ctx, layout, raw)
     elif pattern:
-        try:
-            layout = compile_pattern(pattern)
-        except PatternError as exc:
-            raise SourceError(f"{ctx.field}.format: {exc}") from None
-        read_file = partial(_read_delimited, ctx, layout)
-        rejected = csv_pieces.load_csv(ctx, read_file, partial(_load, ctx, layout), has_header=False,
-                                       quoting=(b'"', b"\\"))
+        layout = layout_of(ctx)
+        rejected = csv_pieces.load_csv(ctx, lambda path, store: read_delimited(ctx.con, layout, [path], store),
+                                       partial(_load, ctx, layout), has_header=False, quoting=(b'"', b"\\"))
     else:
         raise SourceError(f"{ctx.field}: an access_log needs `format` (the server's pattern), `preset` or `regex`")
     return SourceResult(rows=loaded_rows(ctx), rejected=rejected)

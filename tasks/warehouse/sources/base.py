@@ -76,10 +76,11 @@ def set_load_context(ctx: SourceContext, resolution_us: int | None = None, **set
 
     Staging views and the placing models read their values from it: its row of `sources` (run_id,
     source_key, pinned_iteration, host, path, resolution_us: the kind's, unless the reader knows its file's
-    clock better) and any reader `settings`, e.g. `duration_to_ms`. Setting names come from reader code,
-    never from input; values are bound parameters. The table is made once per shape and its row replaced
-    after: a table made and dropped inside the ingest's transaction is kept until the commit (76 KB each,
-    0.76 GB for a bundle of 10,000 sources).
+    clock better) and any reader `settings`, e.g. `duration_to_ms`; a batch of sources read together
+    publishes its first, whose values the batch's key makes everyone's (sources/access_log_batch.py). Setting
+    names come from reader code, never from input; values are bound parameters. The table is made once per
+    shape and its row replaced after: a table made and dropped inside the ingest's transaction is kept until
+    the commit (76 KB each, 0.76 GB for a bundle of 10,000 sources).
     """
     resolution = KINDS[ctx.source.kind].resolution_us if resolution_us is None else resolution_us
     ctx.con.execute("update sources set resolution_us = $r where source_key = $k",
@@ -115,10 +116,15 @@ def load_requests(ctx: SourceContext, staged: duckdb.DuckDBPyRelation) -> int:
     API (`con.read_csv(path, ...)`), staging models are plain views reading `load_context`, and the
     `request_facts` model is built without parameters over the view `stg_requests`.
     """
-    staged.create_view("stg_requests", replace=True)
-    build_model(ctx.con, "request_facts")
-    ctx.con.execute("drop view stg_requests")
+    append_requests(ctx.con, staged.project("*, (select source_key from load_context) as source_key"))
     return loaded_rows(ctx)
+
+
+def append_requests(con: duckdb.DuckDBPyConnection, staged: duckdb.DuckDBPyRelation) -> None:
+    """Append staged rows that carry their `source_key` to `request_facts` (one source's, or a batch's)."""
+    staged.create_view("stg_requests", replace=True)
+    build_model(con, "request_facts")
+    con.execute("drop view stg_requests")
 
 
 def loaded_rows(ctx: SourceContext) -> int:
@@ -177,8 +183,7 @@ def reject_bad_values(ctx: SourceContext) -> int:
         table, query = "host_sample_facts", "rejects/sample_times"
     else:
         return 0
-    margin_h = ctx.manifest.thresholds.get("reject_outside_run_h", THRESHOLDS["reject_outside_run_h"])
-    params = {"run_id": ctx.manifest.run_id, "source_key": ctx.source_key, "margin_us": round(margin_h * 3600e6)}
+    params = _bad_value_params(ctx.manifest, [ctx.source_key])
     bad = ctx.con.execute(f"select count(*) from ({model_sql(query)})", params).fetchone()[0]
     if bad:  # rare: a table made in the ingest's transaction is kept until the commit (100 KB a source)
         ctx.con.execute(f"create or replace temp table bad_rows as {model_sql(query)}", params)
@@ -189,3 +194,16 @@ def reject_bad_values(ctx: SourceContext) -> int:
             {"run_id": ctx.manifest.run_id, "host": ctx.source.host, "path": ctx.source.path, "keep": REJECTS_KEPT})
         ctx.con.execute("drop table bad_rows")
     return bad
+
+
+def sources_with_bad_requests(con: duckdb.DuckDBPyConnection, manifest: Manifest, keys: list[int]) -> set[int]:
+    """Which of the request sources `keys` have rows with impossible values (see reject_bad_values)."""
+    query = model_sql("rejects/request_values")
+    found = con.execute(f"select distinct source_key from request_facts where rowid in (select row_id from ({query}))",
+                        _bad_value_params(manifest, keys)).fetchall()
+    return {key for key, in found}
+
+
+def _bad_value_params(manifest: Manifest, keys: list[int]) -> dict[str, Any]:
+    margin_h = manifest.thresholds.get("reject_outside_run_h", THRESHOLDS["reject_outside_run_h"])
+    return {"run_id": manifest.run_id, "source_keys": keys, "margin_us": round(margin_h * 3600e6)}
