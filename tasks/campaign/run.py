@@ -206,7 +206,7 @@ def _record_iteration(run: CampaignRun, index: int, step: dict[str, Any], runnin
             start, end = run.tool.times(running)
         except Exception as exc:  # the host is gone: the controller's times are all there is
             run.problems.append(f"iteration {index}: the tool's times could not be read ({exc}); the controller's kept")
-    start, end = _ms(start or started_at), _ms(end or datetime.now(timezone.utc))
+    start, end = _ms(start or started_at), _ms(end or datetime.now(timezone.utc), up=True)
     if end <= start:  # a single call shorter than the millisecond
         end = start + timedelta(milliseconds=1)
     if run.soak and run.soak.window_s:
@@ -216,9 +216,11 @@ def _record_iteration(run: CampaignRun, index: int, step: dict[str, Any], runnin
     return start, end, window
 
 
-def _ms(moment: datetime) -> datetime:
-    """Bundles keep times to the millisecond."""
-    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+def _ms(moment: datetime, up: bool = False) -> datetime:
+    """Bundles keep times to the millisecond: a window's start down, its end `up`, so that the window keeps its
+    last call (a sub-millisecond call can start after its end cut down to the millisecond)."""
+    cut = moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+    return cut + timedelta(milliseconds=1) if up and cut < moment else cut
 
 
 def mark_failed(run: CampaignRun, exc: BaseException) -> None:

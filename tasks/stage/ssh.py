@@ -164,8 +164,11 @@ class SshTransport(SshConnection, Transport):
         def once() -> T:
             try:
                 return op(self._sftp_client())
-            except _DROP_ERRORS as exc:
-                self._raise_if_lost(exc, started=True)
+            except (*_DROP_ERRORS, OSError) as exc:
+                # paramiko's "Socket is closed" is a bare OSError (no errno), as is a generic SFTP failure, which
+                # the liveness check then lets through; a status error with an errno (ENOENT, EACCES) is the file's
+                if isinstance(exc, _DROP_ERRORS) or exc.errno is None:
+                    self._raise_if_lost(exc, started=True)
                 raise
 
         return self._retrying(what, once, idempotent=True)

@@ -43,7 +43,8 @@ def test_ingest_prints_a_summary_and_progress_on_stderr(loaded):
     assert "run cli-run: loaded" in result.stdout
     assert "requests: 9,261 server" in result.stdout
     assert "avg-under-250: server avg_ms < 250: holds" in result.stdout
-    assert "reading app1/access.log" in result.stderr
+    # the two small access logs are read together (docs/warehouse.md, "Reading the sources")
+    assert "reading 2 access_log sources together: app1/access.log … app2/access.log (0.7 MB)" in result.stderr
 
 
 def test_sql_json_is_an_array_of_objects(loaded):
