@@ -12,7 +12,7 @@ install: $(STAMP) $(JMETER)
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "perfcampaign needs Python >= 3.11 (found $$($(PYTHON) --version))" >&2; exit 1; }
-	@command -v java >/dev/null && command -v jstat >/dev/null || { echo "The demo service needs a JDK 17 (java, jstat): apt-get install -y openjdk-17-jdk-headless" >&2; exit 1; }
+	@command -v java >/dev/null && command -v javac >/dev/null && command -v jstat >/dev/null || { echo "The demo service needs a JDK 17 (java, javac, jstat): apt-get install -y openjdk-17-jdk-headless" >&2; exit 1; }
 	@command -v vmstat >/dev/null || { echo "The monitors need vmstat: apt-get install -y procps" >&2; exit 1; }
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
