@@ -125,7 +125,9 @@ def test_the_warehouse_counts_the_jtl_and_agrees_with_jmeters_summary(demo):
         (log,) = [s for s in demo.sources("jmeter_log") if s["iteration"] == index]
         jmeter_calls, jmeter_rate = SUMMARY_TOTAL.findall(demo.log(log))[-1]
         assert int(jmeter_calls) == len(samples)
-        assert float(jmeter_rate) == pytest.approx(rate, rel=0.01)  # both count from JMeter's test start
+        # JMeter's clock starts with its test (the window's start) and stops when it adds the last sample or
+        # ends the test, at or after the window's end (a busy machine: later still); its rate has one decimal
+        assert float(jmeter_rate) <= rate * 1.01 + 0.05
     results = demo.query("select expectation, success from expectation_results where run_id = $run "
                          "and suite = 'jmeter_summaries'")
     assert results == [("summary_agrees_with_jtl", True)]
