@@ -144,11 +144,18 @@ def test_real_jstat_matches_an_independent_parse(real_jstat, tmp_path):
     expected = expected_jvm_stats(german, iterations)
     for column in expected.columns:
         assert got[column].tolist() == pytest.approx(expected[column].tolist(), nan_ok=True), column
-    # System.gc() at 2.5 s is a full GC of G1, seen by both samplers
-    assert german["FGC"].iloc[-1] >= 1
-    findings = _query(warehouse, "select host, iteration, severity from health_findings where rule = 'full_gc' "
-                                 "and severity = 'warn' order by host, iteration")
-    assert len(findings) >= 2 and set(findings["host"]) == {"de", "en"}
+    # System.gc() at 2.5 s is a full GC of G1; a sampler sees it inside an iteration unless it started late (a
+    # busy machine: jstat's first sample came after it), so the findings are those its own counters give
+    assert german["FGC"].iloc[-1] >= 1 and english["FGC"].iloc[-1] >= 1
+    expected = set()
+    for host, frame in (("en", english), ("de", german)):
+        for it in iterations:
+            inside = frame[(frame["at"] >= pd.Timestamp(it["start"])) & (frame["at"] < pd.Timestamp(it["end"]))]
+            if len(inside) and expected_jvm_stats(frame, [it])["full_gc_count"].iloc[0] > 0:
+                expected.add((host, it["index"]))
+    findings = _query(warehouse, "select host, iteration from health_findings where rule = 'full_gc' "
+                                 "and severity = 'warn'")
+    assert set(findings.itertuples(index=False, name=None)) == expected
 
 
 JDK8 = """\
