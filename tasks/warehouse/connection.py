@@ -37,6 +37,16 @@ from tasks.warehouse.models import (
     fingerprint,
     mart_build_order,
     run_ddl,
+    warehouse_tables,
+)
+from tasks.warehouse.schema_state import (
+    SCHEMA_KEY,
+    mart_views_missing,
+    public_views,
+    schema_fingerprint,
+    schema_made,
+    schema_tables,
+    set_meta,
 )
 
 # Base tables keyed by run_id that a re-ingest replaces; the marts' tables are added from their models.
@@ -134,8 +144,9 @@ def _configure(con: duckdb.DuckDBPyConnection, write: bool) -> None:
     # model reads two or three times was held whole (100 M requests: 15 GB). The models say what is held.
     con.execute("set disabled_optimizers = 'common_subplan'")
     if write:
-        _limit_memory(con)
-        ensure_lake_schema(con, ensure_schema) if in_lake(con) else ensure_schema(con)
+        limit = _checked_memory_limit()
+        make_schema(con)  # before the limit: a tiny one (1MB) would fail the commit of a schema change
+        con.execute(f"set memory_limit = '{limit}'")
     run_ddl(con, "macros")  # expressions the models share, as temporary macros of this connection
     _forget_s3_settings(con)
     if not write:
@@ -159,15 +170,16 @@ def _forget_s3_settings(con: duckdb.DuckDBPyConnection) -> None:
             con.execute(f"set {name} = ''")
 
 
-def _limit_memory(con: duckdb.DuckDBPyConnection) -> None:
-    """Bound a writer's memory: DuckDB's default is 80 % of RAM, which an operator that can hold all its rows
-    takes. Past the limit DuckDB spills to its temp_directory (`<warehouse>.tmp` beside a warehouse file)."""
+def _checked_memory_limit() -> str:
+    """A writer's memory bound (PERFCAMPAIGN_MEMORY_LIMIT), checked: DuckDB's default is 80 % of RAM, which an
+    operator that can hold all its rows takes. Past the limit DuckDB spills to its temp_directory
+    (`<warehouse>.tmp` beside a warehouse file)."""
     limit = memory_limit()
     # checked here and written out: a bound parameter would import pandas on every writer's start (0.25 s on a
     # quiet machine, over 1 s at load 10)
     if not _SIZE.fullmatch(limit):
         raise WarehouseError(f"PERFCAMPAIGN_MEMORY_LIMIT={limit!r}: expected a size such as 3GB or 500MB")
-    con.execute(f"set memory_limit = '{limit}'")
+    return limit
 
 
 @contextmanager
@@ -230,6 +242,20 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     con.execute("commit")
 
 
+def make_schema(con: duckdb.DuckDBPyConnection) -> None:
+    """A writer's schema: made by `ensure_schema` only when this sql/ has not made it yet, or a table or
+    view of it is gone (tasks/warehouse/schema_state.py)."""
+    if in_lake(con):
+        ensure_lake_schema(con, ensure_schema)
+        return
+    wanted = schema_fingerprint()
+    if schema_made(con, wanted, schema_tables() | public_views()):
+        return
+    ensure_schema(con)
+    if not mart_views_missing(con):
+        set_meta(con, SCHEMA_KEY, wanted)
+
+
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
     """Create the base tables and the public views; the marts' tables are made by their first build."""
     run_ddl(con, "schema")  # base_tables.sql first, then one file per tool
@@ -248,8 +274,9 @@ def _marts(order: list[Model], views: bool) -> list[str]:
 
 
 def _build_run_marts(con: duckdb.DuckDBPyConnection, order: list[Model], run_id: str) -> None:
+    tables = warehouse_tables(con)
     for model in order:
-        build_model(con, model.name, {"run_id": run_id})
+        build_model(con, model.name, {"run_id": run_id}, tables)
     for model in order:
         if model.is_temporary:
             drop_model(con, model.name)

@@ -90,10 +90,14 @@ FUNCTIONS = {
 
 
 def register(con: duckdb.DuckDBPyConnection) -> None:
-    """Make the load functions (`FUNCTIONS`) callable from SQL under the same names (idempotent)."""
-    present = {row[0] for row in con.execute(
-        "select function_name from duckdb_functions() where function_name in $names", {"names": list(FUNCTIONS)}
-    ).fetchall()}
-    for name, (function, arguments, returns) in FUNCTIONS.items():
-        if name not in present:
+    """Make the load functions (`FUNCTIONS`) callable from SQL under the same names (idempotent).
+
+    They are made together, here only: when the first exists, all do. Asking duckdb_functions() instead
+    lists every function DuckDB has (40 ms on each ingest)."""
+    for number, (name, (function, arguments, returns)) in enumerate(FUNCTIONS.items()):
+        try:
             con.create_function(name, function, arguments, returns, null_handling="special")
+        except duckdb.NotImplementedException:  # "already created": by an earlier call on this connection
+            if number == 0:
+                return
+            raise

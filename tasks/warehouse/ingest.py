@@ -145,6 +145,12 @@ def _finish_run(con: duckdb.DuckDBPyConnection, report: IngestReport) -> None:
     report.verdicts = run_verdicts(con, report.run_id)
 
 
+def _out_of_memory(exc: duckdb.Error) -> bool:
+    """DuckDB past its memory limit: an operator's OutOfMemoryException, or a commit that 'could not allocate
+    block' (a TransactionException: the commit writes the run's blocks)."""
+    return isinstance(exc, duckdb.OutOfMemoryException) or "could not allocate block" in str(exc)
+
+
 def ingest_bundle(
     bundle_dir: Path,
     warehouse: Path | Lake,
@@ -177,7 +183,9 @@ def ingest_bundle(
                     progress("building marts")
                     refresh_marts(con, manifest.run_id)
                     _finish_run(con, report)
-            except duckdb.OutOfMemoryException as exc:  # an operator that cannot spill, or no disk to spill to
+            except duckdb.Error as exc:  # an operator that cannot spill, no disk to spill to, or a commit short of memory
+                if not _out_of_memory(exc):
+                    raise
                 raise IngestError(f"{str(exc).splitlines()[0]}: the ingest may use {memory_limit()} of memory "
                                   "(PERFCAMPAIGN_MEMORY_LIMIT): raise it, or free disk space beside the warehouse "
                                   "for DuckDB's temporary files") from None

@@ -15,13 +15,12 @@ import duckdb
 
 from tasks.warehouse.connection import (
     WarehouseError,
-    ensure_schema,
+    make_schema,
     open_warehouse,
     transaction,
 )
-from tasks.warehouse.engines import Lake, attach_lake, in_lake, parse_warehouse
+from tasks.warehouse.engines import Lake, attach_lake, parse_warehouse
 from tasks.warehouse.lake import (
-    ensure_lake_schema,
     reserve_source_keys,
     retry_on_conflict,
 )
@@ -90,7 +89,7 @@ def copy_runs(source: str | Path | Lake, destination: str | Path | Lake, run_ids
                     {"runs": runs})
         report = retry_on_conflict(lambda: _copy(con, target, runs), "copy")
         # views over mart tables the copy made first (series over series_values) are made now
-        ensure_lake_schema(con, ensure_schema) if in_lake(con) else ensure_schema(con)
+        make_schema(con)
         return report
 
 

@@ -178,8 +178,8 @@ def builds(tmp_path_factory) -> dict[str, list[tuple[int, int]]]:
     seen: dict[str, list[tuple[int, int]]] = defaultdict(list)
     build = models.materialize
 
-    def counted(con, model, params):
-        build(con, model, params)
+    def counted(con, model, params, tables=None):
+        build(con, model, params, tables)
         if model.header.grain:
             key = ", ".join(model.header.grain)
             seen[model.name].append(con.execute(

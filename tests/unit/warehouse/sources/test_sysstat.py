@@ -197,8 +197,8 @@ def warehouse(recorded):
     path = recorded["folder"] / "w.duckdb"
     build = models.materialize
 
-    def counted(con, model, params):  # (rows, distinct keys) of the models this change adds, as test_models does
-        build(con, model, params)
+    def counted(con, model, params, tables=None):  # (rows, distinct keys) of the models this change adds, as test_models does
+        build(con, model, params, tables)
         if model.name in SYSSTAT_MODELS:
             key = ", ".join(model.header.grain)
             GRAINS[model.name] = con.execute(f"select (select count(*) from {model.name}), "
