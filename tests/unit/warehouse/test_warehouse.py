@@ -171,3 +171,28 @@ def test_a_writer_gives_up_after_its_wait_with_a_clear_message(tmp_path):
     assert done.returncode != 0
     assert "gave up waiting for the warehouse" in done.stderr and "PERFCAMPAIGN_WRITER_WAIT_S" in done.stderr
     assert "after 0.5 s" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_writer_makes_the_schema_only_when_sql_changed_it_or_a_view_is_gone(tmp_path, monkeypatch):
+    import tasks.warehouse.connection as connection
+
+    warehouse = tmp_path / "w.duckdb"
+    ingest_bundle(_bundle(tmp_path / "r1", "r1", 100), warehouse, progress=lambda m: None)
+    with open_warehouse(warehouse, write=True):
+        pass  # a view over a mart table waits for the table's first build: made here, the schema now whole
+    made = []
+    ensure = connection.ensure_schema
+    monkeypatch.setattr(connection, "ensure_schema", lambda con: (made.append(1), ensure(con)))
+    ingest_bundle(_bundle(tmp_path / "r2", "r2", 100), warehouse, progress=lambda m: None)
+    assert made == []  # the schema is this sql/'s: nothing to make
+    with open_warehouse(warehouse, write=True) as con:
+        con.execute("drop view host_samples")
+    assert made == []  # the schema was whole when that writer opened
+    with open_warehouse(warehouse, write=True):
+        pass
+    assert made == [1] and _count(warehouse, "select count(*) from duckdb_views() where view_name = 'host_samples'") == 1
+    monkeypatch.setattr(connection, "schema_fingerprint", lambda: "another sql/")
+    with open_warehouse(warehouse, write=True):
+        pass
+    assert made == [1, 1]
+    assert _count(warehouse, "select value from warehouse_meta where key = 'schema_fingerprint'") == "another sql/"
