@@ -39,15 +39,7 @@ from tasks.warehouse.models import (
     run_ddl,
     warehouse_tables,
 )
-from tasks.warehouse.schema_state import (
-    SCHEMA_KEY,
-    mart_views_missing,
-    public_views,
-    schema_fingerprint,
-    schema_made,
-    schema_tables,
-    set_meta,
-)
+from tasks.warehouse.schema_state import make_schema_once, schema_fingerprint
 
 # Base tables keyed by run_id that a re-ingest replaces; the marts' tables are added from their models.
 BASE_RUN_TABLES = (
@@ -247,13 +239,8 @@ def make_schema(con: duckdb.DuckDBPyConnection) -> None:
     view of it is gone (tasks/warehouse/schema_state.py)."""
     if in_lake(con):
         ensure_lake_schema(con, ensure_schema)
-        return
-    wanted = schema_fingerprint()
-    if schema_made(con, wanted, schema_tables() | public_views()):
-        return
-    ensure_schema(con)
-    if not mart_views_missing(con):
-        set_meta(con, SCHEMA_KEY, wanted)
+    else:
+        make_schema_once(con, schema_fingerprint(), lambda: ensure_schema(con))
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:

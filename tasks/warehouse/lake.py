@@ -19,17 +19,11 @@ import duckdb
 
 from tasks.bundle.printable import say
 from tasks.warehouse.engines import in_lake
-from tasks.warehouse.schema_state import (
-    SCHEMA_KEY,
-    mart_views_missing,
-    schema_fingerprint,
-    schema_made,
-    schema_tables,
-    set_meta,
-)
+from tasks.warehouse.schema_state import make_schema_once, schema_fingerprint, schema_made
 
 T = TypeVar("T")
 ATTEMPTS = 8
+LAKE_TABLES = frozenset({"lake_source_keys"})  # a lake's own table beside the schema's
 
 
 def is_conflict(exc: BaseException) -> bool:
@@ -63,30 +57,22 @@ def retry_on_conflict(work: Callable[[], T], what: str) -> T:
     raise AssertionError("unreachable")
 
 
-def _made(con: duckdb.DuckDBPyConnection, wanted: str) -> bool:
-    return schema_made(con, wanted, schema_tables() | {"lake_source_keys"})
-
-
 def ensure_lake_schema(con: duckdb.DuckDBPyConnection, ensure_schema: Callable[[duckdb.DuckDBPyConnection], None]) \
         -> None:
-    """Make the tables and public views once (and again only when sql/ changed them or a table was dropped),
-    not on every writer."""
+    """Make the tables, the public views and the key counter once (again only when sql/ changed them or one
+    was dropped), in a transaction of their own that another writer's may beat (then checked again)."""
     wanted = schema_fingerprint()
-    if _made(con, wanted):
+    if schema_made(con, wanted, LAKE_TABLES):
         return
 
     def make() -> None:
-        if _made(con, wanted):
-            return  # another writer made it while this one waited
         ensure_schema(con)
         con.execute("create table if not exists lake_source_keys (next_key bigint not null)")
         if not con.execute("select count(*) from lake_source_keys").fetchone()[0]:
             con.execute("insert into lake_source_keys select coalesce(max(source_key), 0) + 1 from sources")
-        if mart_views_missing(con):
-            return  # a view over a mart table not built yet (series): made by a writer after its first build
-        set_meta(con, SCHEMA_KEY, wanted)
 
-    retry_on_conflict(lambda: committed(con, make), "making the lake's tables")
+    retry_on_conflict(lambda: committed(con, lambda: make_schema_once(con, wanted, make, LAKE_TABLES)),
+                      "making the lake's tables")
 
 
 def reserve_source_keys(con: duckdb.DuckDBPyConnection, count: int) -> list[int]:

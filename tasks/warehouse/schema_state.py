@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 
 import duckdb
 
@@ -47,12 +48,23 @@ def schema_tables() -> set[str]:
     return {name for ddl in ddl_names("schema") for name in _CREATED_TABLE.findall(model_sql(ddl))}
 
 
-def schema_made(con: duckdb.DuckDBPyConnection, wanted: str, tables: set[str]) -> bool:
-    """Whether this sql/ made the schema and every one of `tables` is still there (a user may drop one: the
-    next writer makes it again)."""
+def schema_made(con: duckdb.DuckDBPyConnection, wanted: str, extra_tables: frozenset[str] = frozenset()) -> bool:
+    """Whether this sql/ made the schema and its tables and public views (and `extra_tables`) are all still
+    there (a user may drop one: the next writer makes it again)."""
     if get_meta(con, SCHEMA_KEY) != wanted:
         return False
-    return tables <= warehouse_tables(con)
+    return schema_tables() | public_views() | extra_tables <= warehouse_tables(con)
+
+
+def make_schema_once(con: duckdb.DuckDBPyConnection, wanted: str, make: Callable[[], None],
+                     extra_tables: frozenset[str] = frozenset()) -> None:
+    """`make` the schema unless `schema_made`; record `wanted` once every public view exists (one over a mart
+    table waits for the table's first build, and the writers until then make the schema again)."""
+    if schema_made(con, wanted, extra_tables):
+        return
+    make()
+    if not mart_views_missing(con):
+        set_meta(con, SCHEMA_KEY, wanted)
 
 
 def public_views() -> set[str]:
