@@ -145,6 +145,17 @@ def _finish_run(con: duckdb.DuckDBPyConnection, report: IngestReport) -> None:
     report.verdicts = run_verdicts(con, report.run_id)
 
 
+# Below this many rows read, the clock skew and the marts run on one DuckDB thread: their operators' parallel
+# set-up costs more than it saves (measured on the 20k-row echo bundle: 15-20 % less CPU and less wall time;
+# on 1 M access-log rows no slower). Larger runs keep every thread.
+SMALL_RUN_ROWS = 1_000_000
+
+
+def _one_thread_when_small(con: duckdb.DuckDBPyConnection, sources: list[SourceReport]) -> None:
+    if sum(source.rows for source in sources) < SMALL_RUN_ROWS:
+        con.execute("set threads = 1")
+
+
 def _out_of_memory(exc: duckdb.Error) -> bool:
     """DuckDB past its memory limit: an operator's OutOfMemoryException, or a commit that 'could not allocate
     block' (a TransactionException: the commit writes the run's blocks)."""
@@ -179,6 +190,7 @@ def ingest_bundle(
                     delete_run(con, manifest.run_id)
                     _insert_run(con, manifest, bundle_uri or root.as_uri())
                     report.sources = read_all_sources(con, manifest, root, keys, progress)
+                    _one_thread_when_small(con, report.sources)
                     place_by_corrected_clocks(con, manifest, progress)  # before the marts: skewed hosts re-placed
                     progress("building marts")
                     refresh_marts(con, manifest.run_id)

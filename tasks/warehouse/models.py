@@ -190,7 +190,8 @@ def materialize(con: duckdb.DuckDBPyConnection, model: Model, params: Mapping[st
         scope = "temp " if model.is_temporary else ""
         con.execute(f"create or replace {scope}{model.header.materialized} {model.name} as {model.sql}", bound)
         return
-    if model.name not in (tables if tables is not None else warehouse_tables(con)):
+    # a base/ model's table is sql/schema's, made when the warehouse is opened for writing: no catalog query
+    if model.layer != "base" and model.name not in (tables if tables is not None else warehouse_tables(con)):
         con.execute(f"create table {model.name} as select * from ({model.sql}) limit 0", bound)
         if tables is not None:
             tables.add(model.name)
