@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import math
 from dataclasses import dataclass
 
 import pandas as pd
@@ -40,12 +41,46 @@ def _naive_utc(values: pd.Series) -> pd.Series:
     return values.dt.tz_convert("UTC").dt.tz_localize(None)
 
 
+DPI = 100
+PAD_IN = 0.1  # around what a figure draws, as savefig's bbox_inches="tight" pads it
+
+
 def _encode(fig) -> str:
+    """The figure as a base64 PNG cropped to what it draws. savefig(bbox_inches="tight") draws a figure twice
+    (a dry draw to find what sticks out, then the image), half of a report's time; drawn once and cropped
+    is the same image when everything lies on the canvas (`_figure` leaves room for the legends), else
+    matplotlib's tight save makes it."""
     plt = _pyplot()
+    try:
+        png = _drawn_once(fig)
+        if png is None:
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight", pad_inches=PAD_IN)
+            png = buffer.getvalue()
+    finally:
+        plt.close(fig)
+    return base64.b64encode(png).decode("ascii")
+
+
+def _drawn_once(fig) -> bytes | None:
+    """The PNG of one draw on the Agg canvas, cropped to the figure's tight box; None when that box leaves the canvas."""
+    import numpy as np
+    from PIL import Image
+
+    fig.set_dpi(DPI)
+    fig.canvas.draw()
+    box = fig.get_tightbbox(fig.canvas.get_renderer())  # inches, from the bottom left
+    width, height = fig.get_size_inches()
+    if box.x0 < 0 or box.y0 < 0 or box.x1 > width or box.y1 > height:
+        return None
+    box = box.padded(PAD_IN)  # a margin past the canvas's edge (a constrained layout fills it) is left out
+    pixels = np.asarray(fig.canvas.buffer_rgba())  # rows from the top
+    rows, columns = pixels.shape[:2]
+    top, bottom = max(rows - math.ceil(box.y1 * DPI), 0), min(rows - math.floor(box.y0 * DPI), rows)
+    left, right = max(math.floor(box.x0 * DPI), 0), min(math.ceil(box.x1 * DPI), columns)
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=100, bbox_inches="tight")
-    plt.close(fig)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    Image.fromarray(pixels[top:bottom, left:right]).save(buffer, format="png")
+    return buffer.getvalue()
 
 
 def _mark_iterations(axes, iterations: pd.DataFrame) -> None:
@@ -73,9 +108,20 @@ def _time_axis(ax) -> None:
     ax.set_xlabel("time (UTC)")
 
 
+# Room around a chart's 9-inch figure, cropped away where unused: right for the legends beside the axes,
+# below for the time axis' labels of a short figure, above for the iterations' numbers.
+ROOM_RIGHT_IN, ROOM_BELOW_IN, ROOM_ABOVE_IN = 3.0, 0.6, 0.3
+
+
 def _figure(rows: int, height: float = 2.6):
+    """Charts stacked on one time axis, their axes where matplotlib puts them on a 9-inch figure, on a canvas
+    with room around it for what is drawn outside them (so `_encode` draws it once)."""
     plt = _pyplot()
-    fig, axes = plt.subplots(rows, 1, figsize=(9, height * rows), sharex=True, squeeze=False)
+    drawn = height * rows
+    width, tall = 9 + ROOM_RIGHT_IN, drawn + ROOM_BELOW_IN + ROOM_ABOVE_IN
+    fig, axes = plt.subplots(rows, 1, figsize=(width, tall), sharex=True, squeeze=False)
+    fig.subplots_adjust(left=1.125 / width, right=8.1 / width,  # matplotlib's defaults on 9 x `drawn` inches
+                        bottom=(0.11 * drawn + ROOM_BELOW_IN) / tall, top=(0.88 * drawn + ROOM_BELOW_IN) / tall)
     for ax in axes[:, 0]:
         ax.grid(True, color="#dddddd", lw=0.6)
     return fig, list(axes[:, 0])
