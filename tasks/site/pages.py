@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
+from tasks.bundle.manifest import web_url
 from tasks.report.fmt import number
 from tasks.site import links
 from tasks.site.charts import OPEN, sparkline, trend_charts
@@ -51,11 +52,13 @@ def link(url: str | None, text: str) -> str:
     return f'<a href="{esc(url)}">{esc(text)}</a>' if url else ""
 
 
-def _outside(row: dict[str, Any], site_root: str, page: str) -> tuple[str, str]:
+def _outside(row: dict[str, Any], site_root: str, page: str) -> str:
+    """The links of a run's row: its report, its bundle's run.yaml and its Prefect flow run (an http(s) page only)."""
     report = links.outside_href(row.get("report_uri"), site_root, page)
     bundle_uri = row.get("bundle_uri")
     bundle = links.outside_href(f"{bundle_uri.rstrip('/')}/run.yaml", site_root, page) if bundle_uri else None
-    return link(report, "report"), link(bundle, "bundle")
+    flow_run = web_url(row.get("flow_run_url"))
+    return " ".join(filter(None, (link(report, "report"), link(bundle, "bundle"), link(flow_run, "flow run"))))
 
 
 def home(campaigns: list[CampaignData], site_root: str) -> str:
@@ -64,7 +67,6 @@ def home(campaigns: list[CampaignData], site_root: str) -> str:
     for data in campaigns:
         h = data.home
         spark, what = sparkline(data.points)
-        report, bundle = _outside(h, site_root, page)
         regressions = (f'<span class="bad">{h["open_regressions"]} ({esc(number(h["worst_change_pct"], "pct"))})'
                        f'</span>' if h["open_regressions"] else '<span class="ok">0</span>')
         rows.append([
@@ -73,7 +75,7 @@ def home(campaigns: list[CampaignData], site_root: str) -> str:
             esc(h["status"]), verdict_cell(h["verdict"]),
             f'{h["requirements_held"]} / <span class="{"bad" if h["requirements_failed"] else ""}">'
             f'{h["requirements_failed"]}</span>',
-            regressions, f'<span title="{esc(what)}">{spark}</span>', f"{report} {bundle}",
+            regressions, f'<span title="{esc(what)}">{spark}</span>', _outside(h, site_root, page),
         ])
     headers = ["campaign", "last run (UTC)", "run", "labels", "status", "verdict", "requirements held / failed",
                "open regressions (worst)", f"trend (last {TREND_RUNS} runs)", "links"]
@@ -137,11 +139,10 @@ def _events_table(data: CampaignData, page: str) -> str:
 def _runs_table(runs: list[dict[str, Any]], site_root: str, page: str) -> str:
     rows = []
     for r in runs:
-        report, bundle = _outside(r, site_root, page)
         status = esc(r["status"]) + (f' <span class="grey">({esc(r["status_reason"])})</span>' if r["status_reason"] else "")
         rows.append([esc(r["run_id"]), esc(number(r["started_at"])), esc(r["labels"]), status,
                      verdict_cell(r["verdict"]), f'<span class="grey">{esc(r["excluded_because"])}</span>',
-                     f"{report} {bundle}"])
+                     _outside(r, site_root, page)])
     return table(["run", "started (UTC)", "labels", "status", "verdict", "out of the history", "links"], rows)
 
 

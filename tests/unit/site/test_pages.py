@@ -7,11 +7,15 @@ import posixpath
 from urllib.parse import unquote, urlparse
 
 import pytest
+import yaml
 
 from tasks.history.analysis import history_writer
 from tasks.history.triage import triage_change
 from tasks.site.build import build_site
+from tasks.warehouse.ingest import ingest_bundle
+from tests.history_nights import write_night
 from tests.site_history import CHECKOUT_FAILED, HOSTILE_VERSION, NIGHTLY_NIGHTS, frame, open_regressions
+from tests.unit.history.nightly import night
 from tests.unit.site.tables import as_dicts, read_page
 
 
@@ -119,3 +123,31 @@ def test_a_rebuild_rewrites_only_the_pages_that_changed(copy, tmp_path):
                                      "index.html"]
     assert home_rows(again)["nightly"]["open regressions (worst)"].startswith(str(count - 1) if count > 1 else "0")
     assert "seen &lt;in&gt; the morning" in (tmp_path / "site" / "campaigns/nightly/index.html").read_text()
+
+
+def test_a_run_made_under_prefect_links_its_flow_run(copy, tmp_path):
+    """run.yaml's `prefect.flow_run_url` (kept in runs.manifest) becomes a link on the home row and in the runs
+    table, escaped; a run made outside Prefect, or whose flow run has no http(s) page, gets none."""
+    url = 'https://prefect.example/flow-runs/flow-run/0d1e?tab=Logs&x="1"'
+    given = {NIGHTLY_NIGHTS: {"flow_run_id": "9f"}, NIGHTLY_NIGHTS + 1: {"flow_run_id": "0d1e", "flow_run_url": url}}
+    for n, prefect in given.items():
+        bundle = write_night(tmp_path / "more", n, night(n))
+        manifest = yaml.safe_load((bundle / "run.yaml").read_text())
+        (bundle / "run.yaml").write_text(yaml.safe_dump({**manifest, "prefect": prefect}, sort_keys=False))
+        ingest_bundle(bundle, copy, progress=lambda message: None)
+    site = build_site(copy, tmp_path / "site")
+    no_url, with_url = (f"nightly-{n:03d}" for n in given)
+    stored = frame(copy, "select run_id, manifest ->> '$.prefect.flow_run_id', coalesce(manifest ->> "
+                         "'$.prefect.flow_run_url', '-') from runs where (manifest -> 'prefect') is not null order by 1")
+    assert stored.values.tolist() == [[no_url, "9f", "-"], [with_url, "0d1e", url]]
+    campaign_page = page(site, "campaigns/nightly/index.html")
+    runs = as_dicts(campaign_page.tables[-1])
+    assert [r["run"] for r in runs if "flow run" in r["links"]] == [with_url]
+    assert campaign_page.hrefs.count(url) == 1
+    home = home_rows(site)
+    assert home["nightly"]["run"] == with_url and home["nightly"]["links"].endswith("flow run")
+    assert "flow run" not in home["checkout"]["links"]
+    assert page(site, "index.html").hrefs.count(url) == 1
+    escaped = 'href="https://prefect.example/flow-runs/flow-run/0d1e?tab=Logs&amp;x=&quot;1&quot;"'
+    assert escaped in (site.out / "index.html").read_text()
+    assert escaped in (site.out / "campaigns/nightly/index.html").read_text()
