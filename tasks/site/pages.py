@@ -146,6 +146,17 @@ def _runs_table(runs: list[dict[str, Any]], site_root: str, page: str) -> str:
     return table(["run", "started (UTC)", "labels", "status", "verdict", "out of the history", "links"], rows)
 
 
+def _triage_history(decisions: list[dict[str, Any]]) -> str:
+    """Every triage of the event, newest first (the first is its status): when, what, the note, how many of its
+    change points it set."""
+    if not decisions:
+        return '<p class="grey">Not triaged yet.</p>'
+    rows = [[esc(number(d["triaged_at"])), esc(d["status"]), f'<span class="wrap">{esc(d["note"])}</span>',
+             esc(d["change_points"])] for d in decisions]
+    return "<h3>Triage history (newest first)</h3>" + table(["triaged (UTC)", "status", "note", "change points"],
+                                                             rows, "triage")
+
+
 def event(data: CampaignData, e: dict[str, Any], site_root: str) -> tuple[str, str]:
     """An event's page: the series it moved (before / after), the runs around it, the triage command."""
     name = data.home["campaign"]
@@ -167,6 +178,7 @@ def event(data: CampaignData, e: dict[str, Any], site_root: str) -> tuple[str, s
     body = (f"{facts}<h2>Triage</h2><p>status {esc(e['status'])}"
             f"{', note: ' + esc(e['triage_note']) if e['triage_note'] else ''}"
             f"{', triaged ' + esc(number(e['triaged_at'])) if e['triaged_at'] else ''}.</p>"
+            + _triage_history(data.event_triage.get(e["event_id"], [])) +
             f"<p>Acknowledge it (or <code>--expected</code>, <code>--invalid</code>):</p>"
             f'<pre><code class="triage">{esc(command)}</code></pre>'
             f"<h2>Series it moved ({len(series)})</h2><p class=\"grey\">before and after: segment medians</p>"

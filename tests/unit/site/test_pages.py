@@ -23,6 +23,12 @@ def page(site, path: str):
     return read_page((site.out / path).read_text())
 
 
+def table_headed(reader, header: str) -> list[list[str]]:
+    """The page's one table with this column."""
+    (found,) = [t for t in reader.tables if header in t[0]]
+    return found
+
+
 def home_rows(site) -> dict[str, dict[str, str]]:
     (table,) = page(site, "index.html").tables
     return {row["campaign"]: row for row in as_dicts(table)}
@@ -85,7 +91,7 @@ def test_event_pages_show_each_series_and_the_triage_command(site, site_history)
     for event_id, members in points.groupby("event_id"):
         campaign = members["campaign"].iloc[0]
         reader = page(site, f"campaigns/{campaign}/events/{event_id}.html")
-        series = as_dicts(reader.tables[1])
+        series = as_dicts(table_headed(reader, "p-value"))
         assert len(series) == len(members)
         by_key = {(s["side"], s["host"], s["iteration"], s["label"], s["metric"]): s for s in series}
         for m in members.to_dict("records"):
@@ -151,3 +157,30 @@ def test_a_run_made_under_prefect_links_its_flow_run(copy, tmp_path):
     escaped = 'href="https://prefect.example/flow-runs/flow-run/0d1e?tab=Logs&amp;x=&quot;1&quot;"'
     assert escaped in (site.out / "index.html").read_text()
     assert escaped in (site.out / "campaigns/nightly/index.html").read_text()
+
+
+def test_the_event_page_shows_every_triage_newest_first(copy, tmp_path):
+    """Two triage calls on one event: both kept with their time and note, the latest is the status."""
+    event = frame(copy, "select event_id, series from change_events where campaign = 'nightly' and kind = 'change' "
+                        "order by event_id").iloc[0]
+    with history_writer(copy) as con:
+        triage_change(con, event["event_id"], "acknowledged", "seen <in> the morning")
+        triage_change(con, event["event_id"], "invalid", "a noisy neighbour")
+    kept = frame(copy, "select t.* from change_triage t join detected_changes d using (change_id) "
+                       f"where d.event_id = '{event['event_id']}'")
+    assert len(kept) == 2 * event["series"]
+    decisions = kept.groupby(["triaged_at", "status", "note"]).size().reset_index().sort_values("triaged_at")
+    assert list(decisions["status"]) == ["acknowledged", "invalid"]
+    assert list(decisions[0]) == [event["series"]] * 2
+    current = frame(copy, f"select distinct status, triage_note from change_points where event_id = '{event['event_id']}'")
+    assert current.values.tolist() == [["invalid", "a noisy neighbour"]]
+    site = build_site(copy, tmp_path / "site")
+    reader = page(site, f"campaigns/nightly/events/{event['event_id']}.html")
+    shown = as_dicts(table_headed(reader, "triaged (UTC)"))
+    newest_first = decisions.iloc[::-1]
+    assert [(r["triaged (UTC)"], r["status"], r["note"], r["change points"]) for r in shown] == [
+        (at.tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%S"), status, note, str(count))
+        for at, status, note, count in newest_first.itertuples(index=False)]
+    text = (site.out / f"campaigns/nightly/events/{event['event_id']}.html").read_text()
+    assert "seen &lt;in&gt; the morning" in text and "<in>" not in text
+    assert as_dicts(table_headed(reader, "largest"))[0]["status"] == "invalid"
