@@ -146,6 +146,22 @@ def _runs_table(runs: list[dict[str, Any]], site_root: str, page: str) -> str:
     return table(["run", "started (UTC)", "labels", "status", "verdict", "out of the history", "links"], rows)
 
 
+INTERVAL_NOTE = ("before and after: segment medians. 95 % interval: of the segment's median, distribution-free, "
+                 "from order statistics (x(k) to x(n+1-k) of its n runs sorted, k the largest rank with "
+                 "P(Binomial(n, 1/2) &lt; k) &le; 2.5 %); a segment runs between the series' change points, "
+                 "outliers left out; under 6 runs there is none.")
+
+
+def _interval(s: dict[str, Any], side: str) -> str:
+    """A segment's 95 % interval of its median and its runs (sql/reports/site_event_series.sql)."""
+    runs = s[f"{side}_runs"]
+    if runs is None:
+        return ""
+    if s[f"{side}_low"] is None:
+        return f'<span class="grey">({runs} runs: too few)</span>'
+    return f'{esc(number(s[f"{side}_low"]))} – {esc(number(s[f"{side}_high"]))} <span class="grey">({runs} runs)</span>'
+
+
 def _triage_history(decisions: list[dict[str, Any]]) -> str:
     """Every triage of the event, newest first (the first is its status): when, what, the note, how many of its
     change points it set."""
@@ -162,7 +178,8 @@ def event(data: CampaignData, e: dict[str, Any], site_root: str) -> tuple[str, s
     name = data.home["campaign"]
     page = links.event_page(name, e["event_id"])
     series = [[esc(s["side"]), esc(s["host"]), esc(s["iteration"]), esc(s["label"]), esc(s["metric"]),
-               esc(number(s["before_value"])), esc(number(s["after_value"])), esc(number(s["change_pct"], "pct")),
+               esc(number(s["before_value"])), _interval(s, "before"), esc(number(s["after_value"])),
+               _interval(s, "after"), esc(number(s["change_pct"], "pct")),
                esc(number(s["p_value"], "p")), esc(s["status"]), f'<span class="wrap">{esc(s["triage_note"])}</span>']
               for s in data.event_series.get(e["event_id"], [])]
     order = [r["run_id"] for r in data.runs]
@@ -181,8 +198,8 @@ def event(data: CampaignData, e: dict[str, Any], site_root: str) -> tuple[str, s
             + _triage_history(data.event_triage.get(e["event_id"], [])) +
             f"<p>Acknowledge it (or <code>--expected</code>, <code>--invalid</code>):</p>"
             f'<pre><code class="triage">{esc(command)}</code></pre>'
-            f"<h2>Series it moved ({len(series)})</h2><p class=\"grey\">before and after: segment medians</p>"
-            + table(["side", "host", "iteration", "label", "metric", "before", "after", "change", "p-value",
-                     "status", "note"], series)
+            f"<h2>Series it moved ({len(series)})</h2><p class=\"grey\">{INTERVAL_NOTE}</p>"
+            + table(["side", "host", "iteration", "label", "metric", "before", "before 95 % interval", "after",
+                     "after 95 % interval", "change", "p-value", "status", "note"], series)
             + f"<h2>Runs around it</h2>{_runs_table(around, site_root, page)}")
     return page, layout(f"Event {e['event_id']} of {name}", page, body)
