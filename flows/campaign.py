@@ -29,6 +29,7 @@ from tasks.campaign.steps import (
     check_hosts_task,
     collect_task,
     iteration_task,
+    prefect_flow_run,
     provision_task,
     start_monitors_task,
     stop_monitors_task,
@@ -89,6 +90,7 @@ def campaign_flow(
     soak_target = partial(resolve_soak_target, warehouse_path(warehouse))  # a soak's load.target_from
     run = open_run(Path(campaign_file), Path(work_dir), (overrides or RunOverrides()).dotted(), soak_target)
     _ACTIVE[str(flow_run.id)] = run
+    run.prefect = prefect_flow_run()  # run.yaml links the flow run
     get_run_logger().info("run %s: bundle in %s", run.run_id, run.bundle)
     progress = create_progress_artifact(0.0, key=artifact_key("campaign", run.campaign.campaign), description=run.run_id)
     try:

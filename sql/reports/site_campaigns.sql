@@ -1,7 +1,8 @@
 -- Report query: the site's home page (tasks/site): one row per campaign: its last run (when, labels, status,
 -- verdict by sql/macros/run_verdict.sql), the requirements it held and failed, its open regression events
 -- (shifts of level not yet triaged acknowledged, expected or invalid: new, pending or mixed) with the
--- largest change among them, where its last report was published and its bundle.
+-- largest change among them, where its last report was published, its bundle and its Prefect flow run's page
+-- (run.yaml `prefect.flow_run_url`, kept in runs.manifest; null for a run made outside Prefect).
 -- grain: one row per campaign
 -- upstream: runs, validations, verdicts, change_events, reports, run_verdict
 with last_run as (
@@ -57,7 +58,8 @@ final as (
         coalesce(open_events.open_regressions, 0) as open_regressions,
         open_events.worst_change_pct,
         last_report.report_uri,
-        last_run.bundle_uri
+        last_run.bundle_uri,
+        last_run.manifest -> 'prefect' ->> 'flow_run_url' as flow_run_url
     from last_run
     join run_counts using (campaign)
     left join requirements using (run_id)

@@ -10,8 +10,10 @@ create table if not exists run_exclusions (
     excluded_at timestamptz not null
 );
 
--- A person's verdict on a change point (`perfcampaign triage CHANGE_ID`): acknowledged, expected or invalid.
--- grain: one row per change_id
+-- A person's verdicts on a change point (`perfcampaign triage CHANGE_ID`): acknowledged, expected or invalid.
+-- Every decision is kept (its time and note): the change's status is its latest row (by triaged_at), the
+-- earlier ones are its triage history (the site's event pages show it).
+-- grain: one row per (change_id, triaged_at)
 create table if not exists change_triage (
     change_id varchar not null,
     status varchar not null,

@@ -10,6 +10,7 @@ import re
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
+from urllib.parse import urlparse
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import (
@@ -170,6 +171,19 @@ class HistoryOptions(StrictModel):
     alert_extremes: bool = False  # whether a change of max_ms (one call's time) is a regression to announce
 
 
+def web_url(uri: str | None) -> str | None:
+    """`uri` when a browser may open it as a page (http or https), else None: the only links a page takes
+    from a bundle's text as they are."""
+    return uri if uri and urlparse(uri).scheme in ("http", "https") else None
+
+
+class PrefectRun(StrictModel):
+    """The Prefect flow run that ran the campaign, for links to it (a run made outside Prefect has none)."""
+
+    flow_run_id: str = Field(min_length=1, max_length=64)
+    flow_run_url: str | None = Field(default=None, pattern=r"^https?://", max_length=2048)  # its page in the UI
+
+
 class Source(StrictModel):
     """One raw file of the bundle; kind-specific options stay as extra fields for the kind's reader."""
 
@@ -256,6 +270,7 @@ class Manifest(StrictModel):
     history: HistoryOptions = Field(default_factory=HistoryOptions)
     hooks: list[HookRun] = Field(default_factory=list)  # stage hooks run around the iterations
     soak: Soak | None = None  # a soak's windows and the run its target came from (tasks/bundle/soak.py)
+    prefect: PrefectRun | None = None  # the flow run that ran it, when it ran under Prefect
 
     @field_validator("thresholds", mode="before")
     @classmethod

@@ -18,7 +18,7 @@ from typing import Any
 from tasks.bundle.hooks import HookRun
 from tasks.bundle.kinds import HOST_SAMPLE_KINDS, KINDS
 from tasks.bundle.load_window import LoadWindow
-from tasks.bundle.manifest import Iteration, Manifest, Source
+from tasks.bundle.manifest import Iteration, Manifest, PrefectRun, Source
 from tasks.bundle.soak import Soak, step_with_target
 from tasks.bundle.writer import write_manifest
 from tasks.campaign.soak import TargetResolver, soak_of, unpinned, window_iterations
@@ -79,6 +79,7 @@ class CampaignRun:
     stop_reason: str | None = None
     done: set[str] = field(default_factory=set)  # closing phases already carried out
     soak: Soak | None = None  # a soak's windows and where its target came from
+    prefect: PrefectRun | None = None  # the Prefect flow run running it, for links to it
 
     @property
     def finished(self) -> bool:
@@ -335,7 +336,7 @@ def manifest_of(run: CampaignRun) -> Manifest:
         iterations=run.iterations, requirements=run.campaign.requirements, sources=run.sources,
         thresholds=run.campaign.thresholds, capacity=run.campaign.capacity, history=run.campaign.history,
         hooks=run.hooks,
-        soak=run.soak,
+        soak=run.soak, prefect=run.prefect,
     )
     if not run.iterations or not run.sources:
         # Nothing ran, or nothing could be collected: not a loadable bundle, but the record of why is kept.

@@ -10,7 +10,9 @@ from typing import Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
+from prefect.runtime import flow_run
 
+from tasks.bundle.manifest import PrefectRun, web_url
 from tasks.campaign.run import (
     CampaignRun,
     check_hosts,
@@ -22,6 +24,14 @@ from tasks.campaign.run import (
     stop_all_monitors,
     teardown_stage,
 )
+
+
+def prefect_flow_run() -> PrefectRun | None:
+    """The flow run this runs in, for run.yaml: its id, and its page in the UI when Prefect knows the UI's URL
+    (an ephemeral server has none: Prefect then makes `None/flow-runs/...`, which is left out); None outside one."""
+    if flow_run.id is None:
+        return None
+    return PrefectRun(flow_run_id=flow_run.id, flow_run_url=web_url(flow_run.ui_url))
 
 
 @task(name="check-hosts", task_run_name="check-hosts", cache_policy=NO_CACHE)

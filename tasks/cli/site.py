@@ -23,6 +23,7 @@ def site_command(
     from tasks.site.publish import build_and_publish  # heavy: pandas (number formats), boto3 for S3
 
     result, home = build_and_publish(warehouse_path(warehouse), out or Path("perfcampaign-site"), store)
-    echo(f"site: {len(result.pages)} pages, {len(result.written)} written, {len(result.removed)} removed",
+    echo(f"site: {len(result.pages)} pages, {len(result.written)} written, {len(result.removed)} removed"
+         + (f", {len(result.unpublished)} deleted from the store" if result.unpublished else ""),
          err=True)
     echo(str(home))

@@ -172,7 +172,7 @@ def analyse_campaign(con: duckdb.DuckDBPyConnection, campaign: str, trigger_run_
         moved = carry_over(rows, earlier, trigger_run_id)
         for row in rows:
             row["detected_at"] = now
-        if moved:  # a triage follows its change to the neighbouring run
+        if moved:  # a triage (its every decision) follows its change to the neighbouring run
             con.execute("insert into change_triage select pairs.new_id, old.status, old.note, old.triaged_at "
                         "from (select unnest($new) as new_id, unnest($old) as old_id) as pairs "
                         "join change_triage as old on old.change_id = pairs.old_id "

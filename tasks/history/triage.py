@@ -15,7 +15,8 @@ STATUSES = ("acknowledged", "expected", "invalid")
 
 def triage_change(con: duckdb.DuckDBPyConnection, identifier: str, status: str, note: str | None) -> int:
     """Set the status of an event (each of its change points) or of one change point; it stays set through
-    re-analysis. Returns how many change points it set; an unknown id changes nothing."""
+    re-analysis. Every decision is kept (appended with its time and note; the latest is the status), so an
+    event's triage history can be shown. Returns how many change points it set; an unknown id changes nothing."""
     if status not in STATUSES:
         raise HistoryError(f"status {status!r}: expected one of {', '.join(STATUSES)}")
     params = {"id": identifier}
@@ -23,10 +24,8 @@ def triage_change(con: duckdb.DuckDBPyConnection, identifier: str, status: str, 
                                              "or event_id = $id", params).fetchall()]
     if not changes:
         raise HistoryError(f"no event or change point {identifier!r} (see `perfcampaign changes`)")
-    with transaction(con):
-        con.execute("delete from change_triage where list_contains($changes, change_id)", {"changes": changes})
-        con.execute("insert into change_triage select unnest($changes), $status, $note, $at",
-                    {"changes": changes, "status": status, "note": note, "at": datetime.now(timezone.utc)})
+    con.execute("insert into change_triage select unnest($changes), $status, $note, $at",
+                {"changes": changes, "status": status, "note": note, "at": datetime.now(timezone.utc)})
     return len(changes)
 
 

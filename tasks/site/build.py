@@ -15,12 +15,14 @@ from tasks.warehouse.connection import Lake, open_warehouse
 
 @dataclass
 class SiteResult:
-    """What a build did: every page (relative paths), the ones it wrote and the ones it removed."""
+    """What a build did: every page (relative paths), the ones it wrote and the ones it removed; when published,
+    the stored pages it deleted from the store."""
 
     out: Path
     pages: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    unpublished: list[str] = field(default_factory=list)
 
     @property
     def home(self) -> Path:

@@ -10,6 +10,8 @@ import posixpath
 import re
 from urllib.parse import quote, urlparse
 
+from tasks.bundle.manifest import web_url
+
 SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -57,4 +59,4 @@ def outside_href(uri: str | None, site_root: str, page: str) -> str | None:
     if tree == site_tree:
         here = posixpath.dirname(posixpath.join(site_path, page))
         return quote(posixpath.relpath(path, here))
-    return uri if urlparse(uri).scheme in ("http", "https") else None
+    return web_url(uri)

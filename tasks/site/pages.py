@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
+from tasks.bundle.manifest import web_url
 from tasks.report.fmt import number
 from tasks.site import links
 from tasks.site.charts import OPEN, sparkline, trend_charts
@@ -51,11 +52,13 @@ def link(url: str | None, text: str) -> str:
     return f'<a href="{esc(url)}">{esc(text)}</a>' if url else ""
 
 
-def _outside(row: dict[str, Any], site_root: str, page: str) -> tuple[str, str]:
+def _outside(row: dict[str, Any], site_root: str, page: str) -> str:
+    """The links of a run's row: its report, its bundle's run.yaml and its Prefect flow run (an http(s) page only)."""
     report = links.outside_href(row.get("report_uri"), site_root, page)
     bundle_uri = row.get("bundle_uri")
     bundle = links.outside_href(f"{bundle_uri.rstrip('/')}/run.yaml", site_root, page) if bundle_uri else None
-    return link(report, "report"), link(bundle, "bundle")
+    flow_run = web_url(row.get("flow_run_url"))
+    return " ".join(filter(None, (link(report, "report"), link(bundle, "bundle"), link(flow_run, "flow run"))))
 
 
 def home(campaigns: list[CampaignData], site_root: str) -> str:
@@ -64,7 +67,6 @@ def home(campaigns: list[CampaignData], site_root: str) -> str:
     for data in campaigns:
         h = data.home
         spark, what = sparkline(data.points)
-        report, bundle = _outside(h, site_root, page)
         regressions = (f'<span class="bad">{h["open_regressions"]} ({esc(number(h["worst_change_pct"], "pct"))})'
                        f'</span>' if h["open_regressions"] else '<span class="ok">0</span>')
         rows.append([
@@ -73,7 +75,7 @@ def home(campaigns: list[CampaignData], site_root: str) -> str:
             esc(h["status"]), verdict_cell(h["verdict"]),
             f'{h["requirements_held"]} / <span class="{"bad" if h["requirements_failed"] else ""}">'
             f'{h["requirements_failed"]}</span>',
-            regressions, f'<span title="{esc(what)}">{spark}</span>', f"{report} {bundle}",
+            regressions, f'<span title="{esc(what)}">{spark}</span>', _outside(h, site_root, page),
         ])
     headers = ["campaign", "last run (UTC)", "run", "labels", "status", "verdict", "requirements held / failed",
                "open regressions (worst)", f"trend (last {TREND_RUNS} runs)", "links"]
@@ -137,12 +139,38 @@ def _events_table(data: CampaignData, page: str) -> str:
 def _runs_table(runs: list[dict[str, Any]], site_root: str, page: str) -> str:
     rows = []
     for r in runs:
-        report, bundle = _outside(r, site_root, page)
         status = esc(r["status"]) + (f' <span class="grey">({esc(r["status_reason"])})</span>' if r["status_reason"] else "")
         rows.append([esc(r["run_id"]), esc(number(r["started_at"])), esc(r["labels"]), status,
                      verdict_cell(r["verdict"]), f'<span class="grey">{esc(r["excluded_because"])}</span>',
-                     f"{report} {bundle}"])
+                     _outside(r, site_root, page)])
     return table(["run", "started (UTC)", "labels", "status", "verdict", "out of the history", "links"], rows)
+
+
+INTERVAL_NOTE = ("before and after: segment medians. 95 % interval: of the segment's median, distribution-free, "
+                 "from order statistics (x(k) to x(n+1-k) of its n runs sorted, k the largest rank with "
+                 "P(Binomial(n, 1/2) &lt; k) &le; 2.5 %); a segment runs between the series' change points, "
+                 "outliers left out; under 6 runs there is none.")
+
+
+def _interval(s: dict[str, Any], side: str) -> str:
+    """A segment's 95 % interval of its median and its runs (sql/reports/site_event_series.sql)."""
+    runs = s[f"{side}_runs"]
+    if runs is None:
+        return ""
+    if s[f"{side}_low"] is None:
+        return f'<span class="grey">({runs} runs: too few)</span>'
+    return f'{esc(number(s[f"{side}_low"]))} – {esc(number(s[f"{side}_high"]))} <span class="grey">({runs} runs)</span>'
+
+
+def _triage_history(decisions: list[dict[str, Any]]) -> str:
+    """Every triage of the event, newest first (the first is its status): when, what, the note, how many of its
+    change points it set."""
+    if not decisions:
+        return '<p class="grey">Not triaged yet.</p>'
+    rows = [[esc(number(d["triaged_at"])), esc(d["status"]), f'<span class="wrap">{esc(d["note"])}</span>',
+             esc(d["change_points"])] for d in decisions]
+    return "<h3>Triage history (newest first)</h3>" + table(["triaged (UTC)", "status", "note", "change points"],
+                                                             rows, "triage")
 
 
 def event(data: CampaignData, e: dict[str, Any], site_root: str) -> tuple[str, str]:
@@ -150,7 +178,8 @@ def event(data: CampaignData, e: dict[str, Any], site_root: str) -> tuple[str, s
     name = data.home["campaign"]
     page = links.event_page(name, e["event_id"])
     series = [[esc(s["side"]), esc(s["host"]), esc(s["iteration"]), esc(s["label"]), esc(s["metric"]),
-               esc(number(s["before_value"])), esc(number(s["after_value"])), esc(number(s["change_pct"], "pct")),
+               esc(number(s["before_value"])), _interval(s, "before"), esc(number(s["after_value"])),
+               _interval(s, "after"), esc(number(s["change_pct"], "pct")),
                esc(number(s["p_value"], "p")), esc(s["status"]), f'<span class="wrap">{esc(s["triage_note"])}</span>']
               for s in data.event_series.get(e["event_id"], [])]
     order = [r["run_id"] for r in data.runs]
@@ -166,10 +195,11 @@ def event(data: CampaignData, e: dict[str, Any], site_root: str) -> tuple[str, s
     body = (f"{facts}<h2>Triage</h2><p>status {esc(e['status'])}"
             f"{', note: ' + esc(e['triage_note']) if e['triage_note'] else ''}"
             f"{', triaged ' + esc(number(e['triaged_at'])) if e['triaged_at'] else ''}.</p>"
+            + _triage_history(data.event_triage.get(e["event_id"], [])) +
             f"<p>Acknowledge it (or <code>--expected</code>, <code>--invalid</code>):</p>"
             f'<pre><code class="triage">{esc(command)}</code></pre>'
-            f"<h2>Series it moved ({len(series)})</h2><p class=\"grey\">before and after: segment medians</p>"
-            + table(["side", "host", "iteration", "label", "metric", "before", "after", "change", "p-value",
-                     "status", "note"], series)
+            f"<h2>Series it moved ({len(series)})</h2><p class=\"grey\">{INTERVAL_NOTE}</p>"
+            + table(["side", "host", "iteration", "label", "metric", "before", "before 95 % interval", "after",
+                     "after 95 % interval", "change", "p-value", "status", "note"], series)
             + f"<h2>Runs around it</h2>{_runs_table(around, site_root, page)}")
     return page, layout(f"Event {e['event_id']} of {name}", page, body)

@@ -1,6 +1,7 @@
 """Publish the site next to the bundles: `<store>/site/`, each page through the store's `put_file` (which skips a
 page whose stored copy has the same digest, and gives S3 objects their content type), with links to reports and
-bundles relative within the store."""
+bundles relative within the store; stored pages the site no longer has (events gone, a campaign's runs pages)
+are deleted from `<store>/site/`, and nothing else in the store is."""
 
 from __future__ import annotations
 
@@ -25,4 +26,8 @@ def build_and_publish(warehouse: Path | Lake, out: Path, store_uri: str | None =
     store = open_store(config)
     result = build_site(warehouse, out, store.uri_for(SITE_FOLDER))
     uris = {page: store.put_file(SITE_FOLDER, page, out / page) for page in result.pages}
+    built = set(result.pages)
+    result.unpublished = [page for page in store.list_files(SITE_FOLDER) if page.endswith(".html") and page not in built]
+    for page in result.unpublished:
+        store.delete_file(SITE_FOLDER, page)
     return result, uris["index.html"]

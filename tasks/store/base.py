@@ -200,6 +200,14 @@ class BundleStore(ABC):
         """Publish a file (a report) next to a bundle; bundle files themselves cannot be overwritten."""
 
     @abstractmethod
+    def list_files(self, run_id: str) -> list[str]:
+        """Relative paths of every file stored in the run's folder (a bundle's and published ones), sorted."""
+
+    @abstractmethod
+    def delete_file(self, run_id: str, relative: str) -> None:
+        """Delete a published file (a site page no longer built); a bundle's own files are never deleted."""
+
+    @abstractmethod
     def exists(self, run_id: str) -> bool:
         """True when the bundle is completely stored."""
 

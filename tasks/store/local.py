@@ -118,6 +118,23 @@ class LocalStore(BundleStore):
             _copy_verified(BundleFile(relative, Path(local_path), sha, Path(local_path).stat().st_size), target)
         return target.as_uri()
 
+    def list_files(self, run_id: str) -> list[str]:
+        folder = self.root / check_run_id(run_id)
+        if not folder.is_dir():
+            return []
+        return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*")
+                      if p.is_file() and not p.name.startswith("."))  # not write_atomic's temp files
+
+    def delete_file(self, run_id: str, relative: str) -> None:
+        relative = publish_path(relative, self._sums_or_none(check_run_id(run_id)))
+        folder = self.root / run_id
+        target = folder / relative
+        target.unlink(missing_ok=True)
+        for parent in target.parents:  # folders it leaves empty go too (a removed campaign's events/)
+            if parent == folder or any(parent.iterdir()):
+                break
+            parent.rmdir()
+
     def _sums_or_none(self, run_id: str) -> dict[str, str] | None:
         path = self.root / run_id / CHECKSUMS
         return parse_checksums(path.read_text(), str(path)) if path.is_file() else None

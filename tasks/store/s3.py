@@ -312,6 +312,22 @@ class S3Store(BundleStore):
             self._upload_verified(f, key, notes=None)
         return self._uri(key)
 
+    def list_files(self, run_id: str) -> list[str]:
+        self._ensure_bucket()
+        base = self._key(run_id) + "/"
+
+        def action() -> list[str]:
+            keys = []
+            for page in self._client().get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=base):
+                keys += [item["Key"][len(base):] for item in page.get("Contents", [])]
+            return sorted(keys)
+
+        return self._attempt("list", self.uri_for(run_id), action)
+
+    def delete_file(self, run_id: str, relative: str) -> None:
+        key = self._key(run_id, publish_path(relative, self._stored_checksums(check_run_id(run_id))))
+        self._attempt("DELETE", self._uri(key), lambda: self._client().delete_object(Bucket=self.bucket, Key=key))
+
     def _stored_checksums(self, run_id: str) -> dict[str, str] | None:
         key = self._key(run_id, CHECKSUMS)
 

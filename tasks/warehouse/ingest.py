@@ -51,6 +51,12 @@ class IngestReport:
     seconds: float = 0.0
 
 
+def _unset_newer_fields(manifest: Manifest) -> set[str] | None:
+    """Fields added to run.yaml since runs were first stored, left out when unset: a run's stored manifest stays
+    as it was before they existed (no `"hooks": []`, no `"prefect": null`)."""
+    return {name for name in ("hooks", "prefect") if not getattr(manifest, name)} or None
+
+
 def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: str) -> None:
     con.execute(
         "insert into runs values ($run_id, $campaign, $scenario, map(), $status, $reason, $tz, $started, $ended, "
@@ -66,7 +72,7 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
             "ended": manifest.ended_at,
             "ingested": datetime.now(timezone.utc),
             "uri": bundle_uri,
-            "manifest": manifest.model_dump_json(exclude=None if manifest.hooks else {"hooks"}),  # as before hooks
+            "manifest": manifest.model_dump_json(exclude=_unset_newer_fields(manifest)),
         },
     )
     if manifest.labels:

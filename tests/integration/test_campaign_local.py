@@ -64,6 +64,9 @@ def test_demo_campaign_end_to_end(prefect_server, tmp_path):
     run_id, ports = _run(tmp_path, {"load.ramp.max_steps": 2, "monitors.app2": PROCFS_APP2})
     manifest = _manifest(tmp_path)
     assert manifest["run_id"] == run_id and manifest["status"] == "completed"
+    flow_run = manifest["prefect"]  # the flow run that ran it, for the site's links
+    assert flow_run["flow_run_url"].startswith("http://127.0.0.1:")
+    assert flow_run["flow_run_url"].endswith(f"/flow-runs/flow-run/{flow_run['flow_run_id']}")
     assert [it["load"] for it in manifest["iterations"]] == [{"vus": 2}, {"vus": 4}]
     # the machine decides whether 4 VUs still scale; the stop rule and capacity must agree on it
     reason = manifest["status_reason"]

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tasks.bundle.manifest import ManifestError, load_manifest
+from tasks.bundle.manifest import ManifestError, PrefectRun, load_manifest
+from tasks.bundle.writer import write_manifest
 
 EXAMPLE = """\
 format: 1
@@ -71,6 +72,9 @@ def test_the_documented_example_loads_exactly(tmp_path):
         (lambda d: d.update(timezone="Mars/Olympus"), "timezone", "unknown IANA time zone"),
         (lambda d: d.update(format=2), "format", "1"),
         (lambda d: d["sources"][1].update(iteration=7), "(top level)", "sources.1.iteration: 7"),
+        (lambda d: d.update(prefect={"flow_run_id": "x", "flow_run_url": "javascript:alert(1)"}),
+         "prefect.flow_run_url", "https?://"),
+        (lambda d: d.update(prefect={"flow_run_url": "https://prefect.example/x"}), "prefect.flow_run_id", "required"),
     ],
 )
 def test_bad_manifests_name_the_file_and_the_field(tmp_path, change, field, expected):
@@ -81,6 +85,17 @@ def test_bad_manifests_name_the_file_and_the_field(tmp_path, change, field, expe
     assert str(bundle / "run.yaml") in message
     assert f"{field}:" in message
     assert expected in message
+
+
+def test_the_prefect_flow_run_is_kept_through_write_and_load(tmp_path):
+    """A campaign run under Prefect writes its flow run into run.yaml; one outside Prefect writes no `prefect`."""
+    manifest = load_manifest(_bundle(tmp_path))
+    assert "prefect" not in (write_manifest(tmp_path, manifest).read_text())
+    linked = manifest.model_copy(update={"prefect": PrefectRun(flow_run_id="0d1e", flow_run_url="http://h:4200/r")})
+    write_manifest(tmp_path, linked)
+    assert yaml.safe_load((tmp_path / "run.yaml").read_text())["prefect"] == {"flow_run_id": "0d1e",
+                                                                             "flow_run_url": "http://h:4200/r"}
+    assert load_manifest(tmp_path).prefect == linked.prefect
 
 
 def test_a_missing_file_is_named(tmp_path):

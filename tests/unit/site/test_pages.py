@@ -7,16 +7,26 @@ import posixpath
 from urllib.parse import unquote, urlparse
 
 import pytest
+import yaml
 
 from tasks.history.analysis import history_writer
 from tasks.history.triage import triage_change
 from tasks.site.build import build_site
+from tasks.warehouse.ingest import ingest_bundle
+from tests.history_nights import write_night
 from tests.site_history import CHECKOUT_FAILED, HOSTILE_VERSION, NIGHTLY_NIGHTS, frame, open_regressions
+from tests.unit.history.nightly import night
 from tests.unit.site.tables import as_dicts, read_page
 
 
 def page(site, path: str):
     return read_page((site.out / path).read_text())
+
+
+def table_headed(reader, header: str) -> list[list[str]]:
+    """The page's one table with this column."""
+    (found,) = [t for t in reader.tables if header in t[0]]
+    return found
 
 
 def home_rows(site) -> dict[str, dict[str, str]]:
@@ -81,7 +91,7 @@ def test_event_pages_show_each_series_and_the_triage_command(site, site_history)
     for event_id, members in points.groupby("event_id"):
         campaign = members["campaign"].iloc[0]
         reader = page(site, f"campaigns/{campaign}/events/{event_id}.html")
-        series = as_dicts(reader.tables[1])
+        series = as_dicts(table_headed(reader, "p-value"))
         assert len(series) == len(members)
         by_key = {(s["side"], s["host"], s["iteration"], s["label"], s["metric"]): s for s in series}
         for m in members.to_dict("records"):
@@ -119,3 +129,58 @@ def test_a_rebuild_rewrites_only_the_pages_that_changed(copy, tmp_path):
                                      "index.html"]
     assert home_rows(again)["nightly"]["open regressions (worst)"].startswith(str(count - 1) if count > 1 else "0")
     assert "seen &lt;in&gt; the morning" in (tmp_path / "site" / "campaigns/nightly/index.html").read_text()
+
+
+def test_a_run_made_under_prefect_links_its_flow_run(copy, tmp_path):
+    """run.yaml's `prefect.flow_run_url` (kept in runs.manifest) becomes a link on the home row and in the runs
+    table, escaped; a run made outside Prefect, or whose flow run has no http(s) page, gets none."""
+    url = 'https://prefect.example/flow-runs/flow-run/0d1e?tab=Logs&x="1"'
+    given = {NIGHTLY_NIGHTS: {"flow_run_id": "9f"}, NIGHTLY_NIGHTS + 1: {"flow_run_id": "0d1e", "flow_run_url": url}}
+    for n, prefect in given.items():
+        bundle = write_night(tmp_path / "more", n, night(n))
+        manifest = yaml.safe_load((bundle / "run.yaml").read_text())
+        (bundle / "run.yaml").write_text(yaml.safe_dump({**manifest, "prefect": prefect}, sort_keys=False))
+        ingest_bundle(bundle, copy, progress=lambda message: None)
+    site = build_site(copy, tmp_path / "site")
+    no_url, with_url = (f"nightly-{n:03d}" for n in given)
+    stored = frame(copy, "select run_id, manifest ->> '$.prefect.flow_run_id', coalesce(manifest ->> "
+                         "'$.prefect.flow_run_url', '-') from runs where (manifest -> 'prefect') is not null order by 1")
+    assert stored.values.tolist() == [[no_url, "9f", "-"], [with_url, "0d1e", url]]
+    campaign_page = page(site, "campaigns/nightly/index.html")
+    runs = as_dicts(campaign_page.tables[-1])
+    assert [r["run"] for r in runs if "flow run" in r["links"]] == [with_url]
+    assert campaign_page.hrefs.count(url) == 1
+    home = home_rows(site)
+    assert home["nightly"]["run"] == with_url and home["nightly"]["links"].endswith("flow run")
+    assert "flow run" not in home["checkout"]["links"]
+    assert page(site, "index.html").hrefs.count(url) == 1
+    escaped = 'href="https://prefect.example/flow-runs/flow-run/0d1e?tab=Logs&amp;x=&quot;1&quot;"'
+    assert escaped in (site.out / "index.html").read_text()
+    assert escaped in (site.out / "campaigns/nightly/index.html").read_text()
+
+
+def test_the_event_page_shows_every_triage_newest_first(copy, tmp_path):
+    """Two triage calls on one event: both kept with their time and note, the latest is the status."""
+    event = frame(copy, "select event_id, series from change_events where campaign = 'nightly' and kind = 'change' "
+                        "order by event_id").iloc[0]
+    with history_writer(copy) as con:
+        triage_change(con, event["event_id"], "acknowledged", "seen <in> the morning")
+        triage_change(con, event["event_id"], "invalid", "a noisy neighbour")
+    kept = frame(copy, "select t.* from change_triage t join detected_changes d using (change_id) "
+                       f"where d.event_id = '{event['event_id']}'")
+    assert len(kept) == 2 * event["series"]
+    decisions = kept.groupby(["triaged_at", "status", "note"]).size().reset_index().sort_values("triaged_at")
+    assert list(decisions["status"]) == ["acknowledged", "invalid"]
+    assert list(decisions[0]) == [event["series"]] * 2
+    current = frame(copy, f"select distinct status, triage_note from change_points where event_id = '{event['event_id']}'")
+    assert current.values.tolist() == [["invalid", "a noisy neighbour"]]
+    site = build_site(copy, tmp_path / "site")
+    reader = page(site, f"campaigns/nightly/events/{event['event_id']}.html")
+    shown = as_dicts(table_headed(reader, "triaged (UTC)"))
+    newest_first = decisions.iloc[::-1]
+    assert [(r["triaged (UTC)"], r["status"], r["note"], r["change points"]) for r in shown] == [
+        (at.tz_convert("UTC").strftime("%Y-%m-%d %H:%M:%S"), status, note, str(count))
+        for at, status, note, count in newest_first.itertuples(index=False)]
+    text = (site.out / f"campaigns/nightly/events/{event['event_id']}.html").read_text()
+    assert "seen &lt;in&gt; the morning" in text and "<in>" not in text
+    assert as_dicts(table_headed(reader, "largest"))[0]["status"] == "invalid"
