@@ -81,21 +81,29 @@ def _sides(series: list[Series], settings: ChangeSettings) -> dict[tuple, list[S
 
 def _corrected(members: list[Series], sides: dict[tuple, list[Series]], settings: ChangeSettings) -> list[np.ndarray]:
     """Each member's clean values divided by the noise its side shared on each night (shared.py), as the series
-    of its side outside the group show it: a shift of the group's members is not taken for shared noise."""
-    inside = {id(m) for m in members}
+    of its side that hold none of the group's calls show it: a shift of the members is not taken for noise."""
+    inside = {(m.key["side"], m.key["iteration"], m.key["label"]) for m in members}
     size = 1 + max(int(s.positions.max()) for ss in sides.values() for s in ss if s.positions.size)
     noises: dict[tuple, np.ndarray | None] = {}
     corrected = []
     for m in members:
         side = (m.key["side"], m.key["host"], m.key["metric"])
         if side not in noises:
-            others = [s for s in sides.get(side, []) if id(s) not in inside]
+            others = [s for s in sides.get(side, []) if not _overlaps(s, inside)]
             noises[side] = None if len(others) < MIN_SERIES else shared_noise(
                 [s.positions for s in others], [s.clean for s in others], [s.changes for s in others], settings,
                 settings.min_change_pct * POOLED_SIZE, size)
         noise = noises[side]
         corrected.append(m.clean if noise is None else m.clean / (1 + noise[m.positions]))
     return corrected
+
+
+def _overlaps(s: Series, inside: set[tuple]) -> bool:
+    """Whether `s` holds calls of a group's member: one of them, or `(all)` of a member's iteration (or a label
+    of an `(all)` member's)."""
+    side, iteration, label = s.key["side"], s.key["iteration"], s.key["label"]
+    return any(side == other_side and iteration == other_iteration and "(all)" in (label, other_label)
+               for other_side, other_iteration, other_label in inside) or (side, iteration, label) in inside
 
 
 def groups(series: list[Series]) -> list[tuple[str, list[Series]]]:
