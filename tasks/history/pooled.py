@@ -13,10 +13,16 @@ average from the average itself, so members that share their night-to-night nois
 every label) are not counted as independent evidence: the false-change rate of a group is that of one
 series at `p_value`, and the groups add about one test per four series.
 
+The members' values are first divided by the noise their side shared on each night (shared.py), as the series
+holding none of the group's calls show it: over 8 members it is most of the pooled noise, and a few slow nights
+after a shift placed the group's change 2-3 nights off.
+
 A change the group found becomes a change point of each member that moved with it and has none of its own
 within a run: at the group's run and between the group's neighbouring changes, in the same direction, at
 least half the group's size (closer to the group's shift than to none), and its own t-test p <= MEMBER_P
-(the group already answered whether anything moved; this only says which series did).
+(the group already answered whether anything moved; this only says which series did), where its own values
+split best (AGREE_RUNS); a member's own change nearby moves to the group's run when most of the group moved
+(MOVE_SHARE). See `_member_change`.
 """
 
 from __future__ import annotations

@@ -88,7 +88,9 @@ def test_sixty_nights_like_the_issue():
                                  ]).found
     assert found >= 96 / 112 * items, (found, items)
     assert found > alone
-    assert len(false) <= 8 * 5, false  # see docs/history.md, "How well it does": not yet the 1 the issue asks
+    # what these 5 seeds give (docs/history.md, "How well it does"; bench/history_sixty.py classifies them):
+    # 15, 3 of them pending at the plan's end; not yet the 1 a history the issue asks
+    assert len(false) <= 15, false
 
 
 # --- rates as counts -------------------------------------------------------------------------------------------
