@@ -163,8 +163,9 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
 def _pooled(members: list[Series], clean: list[np.ndarray], settings: ChangeSettings, residual: bool
             ) -> tuple[np.ndarray, np.ndarray]:
     """The plan positions the members have and the group's series over them, from the members' `clean` values
-    (without their one-night outliers and the noise their side shared: `_corrected`). The group's series is 1 + the weighted mean of the members' values relative to
-    their median or, as `residual`s, to the median of their segment between the member's own change points
+    (without their one-night outliers and the noise their side shared: `_corrected`). The group's series is 1 +
+    the weighted mean of the members' values relative to their median or, as `residual`s, to the median of
+    their segment between the member's own change points
     (what a member showed alone, a shift of its iteration only, is not spread over the group: what is left is
     what no member was sure of alone). The values place a shift most members found, each a run or two off."""
     columns = np.unique(np.concatenate([m.positions for m in members]))
@@ -200,7 +201,8 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
     if any(c.change_pct is None or np.sign(c.change_pct) != np.sign(shift.change_pct) for _, c in near):
         return None  # a move of its own the other way there: not the group's
     moved = min(near, key=lambda pair: pair[0])[1] if near else None
-    if moved is not None and abs(shift.change_pct) < MOVE_SHARE * _size(moved):
+    if moved is not None and (moved.change_pct is None
+                              or abs(shift.change_pct) < MOVE_SHARE * abs(moved.change_pct)):
         return None  # a shift of a few members of the group: its run is no better than the member's own
     others = [pos for pos, c in own if c is not moved]
     first = max([first, *(pos for pos in others if pos < at)])
@@ -223,10 +225,6 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
     index = int(np.flatnonzero(right_mask)[0])
     change = Change(index, "change", low, high, pct, p, min(left.size, right.size) < settings.settle_runs)
     return change, moved
-
-
-def _size(change: Change) -> float:
-    return np.inf if change.change_pct is None else abs(change.change_pct)
 
 
 def _best_split(positions: np.ndarray, values: np.ndarray, first: int, last: int, pct: float) -> int:
