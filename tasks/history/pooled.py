@@ -13,10 +13,16 @@ average from the average itself, so members that share their night-to-night nois
 every label) are not counted as independent evidence: the false-change rate of a group is that of one
 series at `p_value`, and the groups add about one test per four series.
 
+The members' values are first divided by the noise their side shared on each night (shared.py), as the series
+holding none of the group's calls show it: over 8 members it is most of the pooled noise, and a few slow nights
+after a shift placed the group's change 2-3 nights off.
+
 A change the group found becomes a change point of each member that moved with it and has none of its own
 within a run: at the group's run and between the group's neighbouring changes, in the same direction, at
 least half the group's size (closer to the group's shift than to none), and its own t-test p <= MEMBER_P
-(the group already answered whether anything moved; this only says which series did).
+(the group already answered whether anything moved; this only says which series did), where its own values
+split best (AGREE_RUNS); a member's own change nearby moves to the group's run when most of the group moved
+(MOVE_SHARE). See `_member_change`.
 """
 
 from __future__ import annotations
@@ -25,12 +31,15 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from tasks.history.changepoints import Change, ChangeSettings, detect, outlier_mask, relative_noise
+from tasks.history.changepoints import Change, ChangeSettings, detect, relative_noise
+from tasks.history.shared import MIN_SERIES, levels, shared_noise, without_outliers
 from tasks.history.significance import student_p
 
 MEMBER_P = 0.05  # a member's own t-test at the group's change, for the group to name it
 POOLED_SIZE = 0.5  # x min_change_pct: the least move of a group's series, and of a member it names
 MOVE_RUNS = 3  # a member's own change this close to the group's, in its direction, moves to the group's run
+MOVE_SHARE = 0.5  # ... when the group's shift is at least this part of it (most of the group moved)
+AGREE_RUNS = 1  # a member the group names has its own best split this close to the group's run
 NOISE_FLOOR = 0.002  # relative noise no member is weighted beyond (a nearly constant series)
 RATES = frozenset({"error_rate"})  # proportions of the calls: tested as counts (significance.count_p)
 EXTREMES = frozenset({"max_ms"})  # one call's time: a change is shown, never announced unless alert_extremes
@@ -57,12 +66,50 @@ def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[S
     for s in series:
         s.changes = detect(s.values, settings, s.calls if s.key["metric"] in RATES else None)
         by.update({(id(s), change.index): "series" for change in s.changes})
+    sides = _sides(series, settings)
     for name, members in groups(series):
-        for member, change, moved in pooled_changes(members, settings):
+        for member, change, moved in pooled_changes(members, settings, sides):
             # the group's run replaces the member's own guess of it; a later group does not name it again
             member.changes = sorted([c for c in member.changes if c is not moved] + [change], key=lambda c: c.index)
             by[id(member), change.index] = name
     return [(s, change, by[id(s), change.index]) for s in series for change in s.changes]
+
+
+def _sides(series: list[Series], settings: ChangeSettings) -> dict[tuple, list[Series]]:
+    """The pooled series of each side, host and metric (whose nights share their noise), outliers left out."""
+    sides: dict[tuple, list[Series]] = {}
+    for s in series:
+        s.clean = without_outliers(s.values, settings)
+        if s.key["metric"] not in UNPOOLED:
+            sides.setdefault((s.key["side"], s.key["host"], s.key["metric"]), []).append(s)
+    return sides
+
+
+def _corrected(members: list[Series], sides: dict[tuple, list[Series]], settings: ChangeSettings) -> list[np.ndarray]:
+    """Each member's clean values divided by the noise its side shared on each night (shared.py), as the series
+    of its side that hold none of the group's calls show it: a shift of the members is not taken for noise."""
+    inside = {(m.key["side"], m.key["iteration"], m.key["label"]) for m in members}
+    size = 1 + max(int(s.positions.max()) for ss in sides.values() for s in ss if s.positions.size)
+    noises: dict[tuple, np.ndarray | None] = {}
+    corrected = []
+    for m in members:
+        side = (m.key["side"], m.key["host"], m.key["metric"])
+        if side not in noises:
+            others = [s for s in sides.get(side, []) if not _overlaps(s, inside)]
+            noises[side] = None if len(others) < MIN_SERIES else shared_noise(
+                [s.positions for s in others], [s.clean for s in others], [s.changes for s in others], settings,
+                settings.min_change_pct * POOLED_SIZE, size)
+        noise = noises[side]
+        corrected.append(m.clean if noise is None else m.clean / (1 + noise[m.positions]))
+    return corrected
+
+
+def _overlaps(s: Series, inside: set[tuple]) -> bool:
+    """Whether `s` holds calls of a group's member: one of them, or `(all)` of a member's iteration (or a label
+    of an `(all)` member's)."""
+    side, iteration, label = s.key["side"], s.key["iteration"], s.key["label"]
+    return any(side == other_side and iteration == other_iteration and "(all)" in (label, other_label)
+               for other_side, other_iteration, other_label in inside) or (side, iteration, label) in inside
 
 
 def groups(series: list[Series]) -> list[tuple[str, list[Series]]]:
@@ -87,13 +134,15 @@ def _name(key: tuple, size: int) -> str:
     return f"iteration {iteration} {side}{'' if host == '(all)' else ' ' + host}: {size} labels"
 
 
-def pooled_changes(members: list[Series], settings: ChangeSettings) -> list[tuple[Series, Change, Change | None]]:
+def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[tuple, list[Series]] | None = None
+                   ) -> list[tuple[Series, Change, Change | None]]:
     """The change points of members that a group's pooled series shows and their own detection missed or placed
     a few runs away (that change is third in each tuple)."""
     group = replace(settings, min_change_pct=settings.min_change_pct * POOLED_SIZE)
+    clean = _corrected(members, sides if sides is not None else _sides(members, settings), settings)
     found, taken = [], set()
     for residual in (True, False):
-        columns, pooled, clean = _pooled(members, settings, residual)
+        columns, pooled = _pooled(members, clean, settings, residual)
         if np.isfinite(pooled).sum() < settings.min_runs:
             return []
         shifts = [c for c in detect(pooled, group) if c.kind == "change"]
@@ -111,46 +160,39 @@ def pooled_changes(members: list[Series], settings: ChangeSettings) -> list[tupl
     return found
 
 
-def _pooled(members: list[Series], settings: ChangeSettings, residual: bool
-            ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
-    """The plan positions the members have, the group's series over them, and each member's values without its
-    one-night outliers (NaN). The group's series is 1 + the weighted mean of the members' values relative to
-    their median or, as `residual`s, to the median of their segment between the member's own change points
+def _pooled(members: list[Series], clean: list[np.ndarray], settings: ChangeSettings, residual: bool
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """The plan positions the members have and the group's series over them, from the members' `clean` values
+    (without their one-night outliers and the noise their side shared: `_corrected`). The group's series is 1 +
+    the weighted mean of the members' values relative to their median or, as `residual`s, to the median of
+    their segment between the member's own change points
     (what a member showed alone, a shift of its iteration only, is not spread over the group: what is left is
     what no member was sure of alone). The values place a shift most members found, each a run or two off."""
     columns = np.unique(np.concatenate([m.positions for m in members]))
     total, weight = np.zeros(columns.size), np.zeros(columns.size)
-    clean = []
-    for member in members:
-        if member.clean is None:
-            values = np.where(np.isfinite(member.values), member.values, np.nan)
-            present = np.flatnonzero(np.isfinite(values))
-            values[present[outlier_mask(values[present], settings)]] = np.nan
-            member.clean = values
-        values = member.clean
-        clean.append(values)
+    for member, values in zip(members, clean):
         ok = np.isfinite(values)
         if ok.sum() < settings.min_runs:
             continue
-        level = np.full(values.size, np.nan)
-        cuts = [0, *(c.index for c in member.changes if c.kind == "change" and residual), values.size]
-        for start, stop in zip(cuts, cuts[1:]):
-            segment = values[start:stop][ok[start:stop]]
-            level[start:stop] = np.median(segment) if segment.size else np.nan
+        level = levels(values, member.changes if residual else [])
         ok &= level > 0
         w = 1 / max(relative_noise(values[np.isfinite(values)]), NOISE_FLOOR) ** 2
         at = np.searchsorted(columns, member.positions)
         np.add.at(total, at[ok], w * (values[ok] / level[ok] - 1))
         np.add.at(weight, at[ok], w)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return columns, np.where(weight > 0, 1 + total / weight, np.nan), clean
+        return columns, np.where(weight > 0, 1 + total / weight, np.nan)
 
 
 def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int], shift: Change,
                    settings: ChangeSettings) -> tuple[Change, Change | None] | None:
     """The member's change at the group's run (span: the group's segments, first position, the change's, last),
     when it moved with the group and has no change of its own there; with its own change of the same direction
-    up to MOVE_RUNS runs away, which it replaces (the group's run is the better guess: its noise is smaller)."""
+    up to MOVE_RUNS runs away, which it replaces when most of the group moved (the group's run is then the
+    better guess: its noise is smaller). A group of which one member moved (one label of an iteration) places
+    the change by the members that did not: it then keeps the member's own run, and names a member without one
+    only where the member's own values split best (up to AGREE_RUNS away), not at the run where the group's
+    other members, or a shift of the member at another run, put the group's change."""
     first, at, last = span
     own = [(int(member.positions[c.index]), c) for c in member.changes if c.kind == "change"]
     if shift.change_pct is None or any(abs(pos - at) <= 1 for pos, _ in own):
@@ -159,6 +201,9 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
     if any(c.change_pct is None or np.sign(c.change_pct) != np.sign(shift.change_pct) for _, c in near):
         return None  # a move of its own the other way there: not the group's
     moved = min(near, key=lambda pair: pair[0])[1] if near else None
+    if moved is not None and (moved.change_pct is None
+                              or abs(shift.change_pct) < MOVE_SHARE * abs(moved.change_pct)):
+        return None  # a shift of a few members of the group: its run is no better than the member's own
     others = [pos for pos, c in own if c is not moved]
     first = max([first, *(pos for pos in others if pos < at)])
     last = min([last, *(pos - 1 for pos in others if pos > at)])
@@ -175,6 +220,24 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
     p = student_p(left, right)
     if np.sign(pct) != np.sign(shift.change_pct) or abs(pct) < settings.min_change_pct * POOLED_SIZE or p > MEMBER_P:
         return None
+    if moved is None and abs(_best_split(member.positions[ok], values[ok], first, last, pct) - at) > AGREE_RUNS:
+        return None
     index = int(np.flatnonzero(right_mask)[0])
     change = Change(index, "change", low, high, pct, p, min(left.size, right.size) < settings.settle_runs)
     return change, moved
+
+
+def _best_split(positions: np.ndarray, values: np.ndarray, first: int, last: int, pct: float) -> int:
+    """The position in first..last where the values' t statistic (Student's, of the two sides) is largest in
+    the direction of `pct`, two runs at least before it."""
+    inside = (positions >= first) & (positions <= last)
+    x, where = values[inside] - np.mean(values[inside]), positions[inside]
+    n = x.size
+    k = np.arange(2, n)
+    sums, squares = np.cumsum(x)[k - 1], np.cumsum(x * x)[k - 1]
+    mean_left, mean_right = sums / k, (x.sum() - sums) / (n - k)
+    within = squares - k * mean_left**2 + (x @ x - squares) - (n - k) * mean_right**2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = (mean_right - mean_left) / np.sqrt(np.maximum(within, 0) / max(n - 2, 1) * (1 / k + 1 / (n - k)))
+    t = np.where(np.isfinite(t), t * np.sign(pct), -np.inf)
+    return int(where[k[np.argmax(t)]]) if k.size else int(first)

@@ -88,7 +88,9 @@ def test_sixty_nights_like_the_issue():
                                  ]).found
     assert found >= 96 / 112 * items, (found, items)
     assert found > alone
-    assert len(false) <= 8 * 5, false  # see docs/history.md, "How well it does": not yet the 1 the issue asks
+    # what these 5 seeds give (docs/history.md, "How well it does"; bench/history_sixty.py classifies them):
+    # 13, 3 of them pending at a plan's end; not yet the 1 a history the issue asks
+    assert len(false) <= 13, false
 
 
 # --- rates as counts -------------------------------------------------------------------------------------------
@@ -117,6 +119,22 @@ def test_the_count_test_is_the_binomial_of_the_errors_after_the_split():
     # nights far more different than the binomial says: the test is that much weaker
     wild = np.array([0.0, 0.05, 0.0, 0.04, 0.0, 0.06])
     assert count_p(wild, np.full(6, 1000.0), np.array([0.05]), np.array([1000.0])) > 0.05
+
+
+def test_error_rates_whose_nights_vary_more_than_the_binomial_claim_no_change():
+    """3 % of errors on 1,800 calls a night, the night's rate 20 % apart: the dispersion is estimated from the
+    nights, so the count test is read on Student's t (before: 10 false changes in 200 such histories)."""
+    false, found = 0, 0
+    for seed in range(100):
+        rng = np.random.default_rng(seed)
+        calls = np.full(40, 1800)
+        rate = np.clip(0.03 * (1 + 0.2 * rng.standard_normal(40)), 0, 1)
+        false += sum(c.kind == "change" for c in detect(rng.binomial(calls, rate) / calls, calls=calls.astype(float)))
+        rate[25:] *= 1.5
+        found += any(c.kind == "change" and abs(c.index - 25) <= 1
+                     for c in detect(rng.binomial(calls, rate) / calls, calls=calls.astype(float)))
+    assert false <= 1, false
+    assert found >= 50, found
 
 
 # --- pending changes -------------------------------------------------------------------------------------------
