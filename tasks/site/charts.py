@@ -72,3 +72,24 @@ def sparkline(points: list[dict[str, Any]]) -> tuple[str, str]:
     changes = [at[p["run_id"]] for p in series if p["kind"] == "change"]
     what = f"{series[0]['side']} p95 (ms), iteration {series[0]['iteration']}, last {len(at)} runs"
     return sparkline_svg(values, len(at), changes), what
+
+
+def _tip(row: dict[str, Any], value: float, what: str = "") -> str:
+    return f"{row['run_id']}: {number(value)}{' ' + what if what else ''}"
+
+
+def requirement_charts(rows: list[dict[str, Any]]) -> list[str]:
+    """One SVG per requirement of the last run (sql/reports/site_requirement_series.sql): the figure it judged in
+    each run (its whole-run line), the broken ones red, and the last run's threshold as a dashed line."""
+    out = []
+    for requirement in dict.fromkeys(r["requirement_id"] for r in rows):
+        mine = [r for r in rows if r["requirement_id"] == requirement]
+        at, last = positions(mine), mine[-1]
+        line = Line(f"{last['side']} {last['metric']}", [(at[r["run_id"]], r["measured"], _greyed(r)) for r in mine],
+                    tips=[_tip(r, r["measured"], "held" if r["passed"] else "BROKEN") for r in mine],
+                    failed=[not r["passed"] for r in mine])
+        labels = {i: run_id for run_id, i in at.items() if i in (0, len(at) - 1)}
+        title = f"{requirement}: {last['rule']}, {last['judged_by']}"
+        level = (last["last_threshold"], f"threshold {last['op']} {number(last['last_threshold'])}")
+        out.append(chart_svg(Chart(title, [line], x_labels=labels, levels=[level]), len(at)))
+    return out

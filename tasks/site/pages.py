@@ -11,7 +11,7 @@ from typing import Any
 from tasks.bundle.manifest import web_url
 from tasks.report.fmt import number
 from tasks.site import links
-from tasks.site.charts import OPEN, sparkline, trend_charts
+from tasks.site.charts import OPEN, requirement_charts, sparkline, trend_charts
 from tasks.site.data import TREND_RUNS, CampaignData
 
 RUNS_PER_PAGE = 100
@@ -90,6 +90,10 @@ def campaign(data: CampaignData, site_root: str) -> dict[str, str]:
     charts = "".join(trend_charts(data.points)) or "<p>No history series yet.</p>"
     note = ('<p class="grey">grey points: failed or excluded runs (in no series); dashed red: change points with '
             'their % and the labels that changed; dashed orange: pending; red cross: outlier.</p>')
+    judged = "".join(requirement_charts(data.requirements))
+    judged += ('<p class="grey">each requirement of the last run: the figure it judged in each run that judged it '
+               '(the worst judged value), red where it was broken, grey in failed or excluded runs; dashed red: '
+               'the last run\'s threshold.</p>' if judged else "<p>The last run states no requirement.</p>")
     oldest_first = data.runs[::-1]
     chunks = -(-len(oldest_first) // RUNS_PER_PAGE) if len(oldest_first) > RUNS_PER_PAGE else 0
     out = {}
@@ -102,7 +106,8 @@ def campaign(data: CampaignData, site_root: str) -> dict[str, str]:
     runs = (f"<h2>Runs (newest first, {len(newest)} of {len(data.runs)})</h2>{_pager(name, chunks, page)}"
             f"{_runs_table(newest, site_root, page)}")
     out[page] = layout(f"Campaign {name}", page,
-                       f"<h2>Trends</h2>{charts}{note}<h2>Events</h2>{_events_table(data, page)}{runs}")
+                       f"<h2>Trends</h2>{charts}{note}<h2>Requirements</h2>{judged}"
+                       f"<h2>Events</h2>{_events_table(data, page)}{runs}")
     return out
 
 
