@@ -93,3 +93,24 @@ def requirement_charts(rows: list[dict[str, Any]]) -> list[str]:
         level = (last["last_threshold"], f"threshold {last['op']} {number(last['last_threshold'])}")
         out.append(chart_svg(Chart(title, [line], x_labels=labels, levels=[level]), len(at)))
     return out
+
+
+def capacity_charts(rows: list[dict[str, Any]]) -> list[str]:
+    """The runs' capacity (sql/reports/site_capacity_series.sql), a line per side and series: the highest
+    throughput measured, and the knee's load level in the runs where one was found (none: no chart)."""
+    at = positions(rows)
+    labels = {i: run_id for run_id, i in at.items() if i in (0, len(at) - 1)}
+    highest: dict[tuple, Line] = {}
+    knees: dict[tuple, Line] = {}
+    for r in rows:
+        key, name = (r["side"], r["series"]), f"{r['side']} {r['series']}".strip()
+        line = highest.setdefault(key, Line(name, []))
+        line.points.append((at[r["run_id"]], r["max_calls_per_s"], _greyed(r)))
+        line.tips.append(_tip(r, r["max_calls_per_s"], f"calls/s, iteration {r['max_iteration']}"))
+        if r["knee_load_level"] is not None:
+            knee = knees.setdefault(key, Line(name, []))
+            knee.points.append((at[r["run_id"]], r["knee_load_level"], _greyed(r)))
+            knee.tips.append(_tip(r, r["knee_load_level"], f"({r['knee_load']}, iteration {r['knee_iteration']}, "
+                                                           f"{number(r['knee_calls_per_s'])} calls/s)"))
+    charts = [(highest, "capacity: highest throughput (calls/s)"), (knees, "capacity: the knee's load level")]
+    return [chart_svg(Chart(title, list(lines.values()), x_labels=labels), len(at)) for lines, title in charts if lines]
