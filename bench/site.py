@@ -63,7 +63,8 @@ from (
         threshold * (0.5 + 0.6 * random()) as measured, true as is_judged,
         format('{} {} {} {:g}', side, metric, op, threshold) as rule, 'every iteration' as judged_by
     from runs, (values ('server-p95', 'server', 'p95_ms', '<', 150.0), ('client-p95', 'client', 'p95_ms', '<', 200.0),
-                       ('client-errors', 'client', 'error_rate', '<=', 0.02)) r(requirement_id, side, metric, op, threshold)
+                       ('client-errors', 'client', 'error_rate', '<=', 0.02))
+            as r(requirement_id, side, metric, op, threshold)
     where runs.campaign like 'campaign-%'
 );
 

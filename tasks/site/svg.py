@@ -40,6 +40,9 @@ class Chart:
     levels: list[tuple[float, str]] = field(default_factory=list)  # horizontal dashed lines (a threshold)
 
 
+OFF_SCALE = 3  # a level over this many times the highest value is named, not drawn: the values would lie flat
+
+
 def _scale(values: list[float], low: float, high: float):
     top = max(values, default=1.0) or 1.0
     bottom = min(0.0, min(values, default=0.0))
@@ -54,7 +57,10 @@ def _x_scale(count: int, left: float, right: float):
 
 def chart_svg(chart: Chart, count: int, width: int = 760, height: int = 220) -> str:
     """A chart of `count` runs (x positions 0..count-1): lines, grey points, marks with their text, a y axis."""
-    values = [v for line in chart.lines for _, v, _ in line.points] + [v for v, _ in chart.levels]
+    values = [v for line in chart.lines for _, v, _ in line.points]
+    high = max(values, default=0.0)
+    drawn = [(v, t) for v, t in chart.levels if high <= 0 or v <= OFF_SCALE * high]
+    values += [v for v, _ in drawn]
     y, top = _scale(values, 24, height - 28)
     x = _x_scale(count, 56, width - 12)
     parts = [f'<svg class="chart" role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
@@ -67,7 +73,9 @@ def chart_svg(chart: Chart, count: int, width: int = 760, height: int = 220) -> 
         anchor = "end" if position and position == count - 1 else "start"
         parts.append(f'<text x="{x(position):.1f}" y="{height - 8}" font-size="10" text-anchor="{anchor}">'
                      f'{escape(text)}</text>')
-    for value, text in chart.levels:
+    parts.extend(f'<text x="{width - 14}" y="{height - 20}" font-size="10" text-anchor="end" fill="{RED}">'
+                 f'{escape(text)} (off the scale, above)</text>' for v, text in chart.levels if (v, text) not in drawn)
+    for value, text in drawn:
         parts.append(f'<line class="level" x1="56" x2="{width - 12}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
                      f'stroke="{RED}" stroke-dasharray="6,3"/><text x="{width - 14}" y="{y(value) - 4:.1f}" '
                      f'font-size="10" text-anchor="end" fill="{RED}">{escape(text)}</text>')
