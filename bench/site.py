@@ -2,8 +2,9 @@
 under 30 s, every page under 1 MB; a rebuild after one more run rewrites only the pages it changes.
 
 The echo sample bundle is ingested once (so every table exists as the code makes it); then the runs, their key
-series (2 sides x 3 iterations x p95, throughput, error rate over all hosts and labels) and 4 events of 6 change
-points per campaign are written straight into `runs`, `series_values` and `detected_changes` with SQL.
+series (2 sides x 3 iterations x p95, throughput, error rate over all hosts and labels), 4 events of 6 change
+points per campaign, 3 requirements judged per run and each run's capacity (2 sides, a knee every third run) are
+written straight into `runs`, `series_values`, `detected_changes`, `verdicts` and `capacity` with SQL.
 
     .venv/bin/python bench/site.py [--campaigns 20] [--runs 1000] [--keep DIR]
 """
@@ -53,7 +54,26 @@ select 'ch-' || c || '-' || e || '-' || side || '-' || iteration as change_id, '
     'change' as kind, 'sut_version: 1.' || (e - 1) || ' -> 1.' || e as label_changes,
     'c' || c || '-' || lpad((e * 250)::varchar, 4, '0') as first_detected_in, now() as detected_at,
     'ev-' || c || '-' || e as event_id
-from range($campaigns) as k(c), range(1, 5) as ev(e), (values ('server'), ('client')) s(side), range(1, 4) it(iteration)
+from range($campaigns) as k(c), range(1, 5) as ev(e), (values ('server'), ('client')) s(side), range(1, 4) it(iteration);
+
+insert into verdicts by name
+select *, measured < threshold as passed
+from (
+    select runs.run_id, requirement_id, null::integer as iteration, side, metric, op, threshold,
+        threshold * (0.5 + 0.6 * random()) as measured, true as is_judged,
+        format('{} {} {} {:g}', side, metric, op, threshold) as rule, 'every iteration' as judged_by
+    from runs, (values ('server-p95', 'server', 'p95_ms', '<', 150.0), ('client-p95', 'client', 'p95_ms', '<', 200.0),
+                       ('client-errors', 'client', 'error_rate', '<=', 0.02))
+            as r(requirement_id, side, metric, op, threshold)
+    where runs.campaign like 'campaign-%'
+);
+
+insert into capacity by name
+select runs.run_id, side, '' as series, 300.0 * (0.97 + 0.06 * random()) as max_calls_per_s, 3 as max_iteration,
+    if(i % 3 = 0, 2, null) as knee_iteration, if(i % 3 = 0, 20.0, null) as knee_load_level,
+    if(i % 3 = 0, 'vus=20', null) as knee_load, if(i % 3 = 0, 200.0, null) as knee_calls_per_s
+from (select *, substr(run_id, -4)::int as i from runs where campaign like 'campaign-%') runs,
+    (values ('server'), ('client')) s(side)
 """
 ONE_MORE = """
 insert into runs by name

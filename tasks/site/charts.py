@@ -72,3 +72,48 @@ def sparkline(points: list[dict[str, Any]]) -> tuple[str, str]:
     changes = [at[p["run_id"]] for p in series if p["kind"] == "change"]
     what = f"{series[0]['side']} p95 (ms), iteration {series[0]['iteration']}, last {len(at)} runs"
     return sparkline_svg(values, len(at), changes), what
+
+
+def _tip(row: dict[str, Any], value: float, what: str = "") -> str:
+    return f"{row['run_id']}: {number(value)}{' ' + what if what else ''}"
+
+
+def _ends(at: dict[str, int]) -> dict[int, str]:
+    return {i: run_id for run_id, i in at.items() if i in (0, len(at) - 1)}
+
+
+def requirement_charts(rows: list[dict[str, Any]], at: dict[str, int]) -> list[str]:
+    """One SVG per requirement of the last run (sql/reports/site_requirement_series.sql): the figure it judged in
+    each run (its whole-run line), the broken ones red, and the last run's threshold as a dashed line; `at`: the
+    runs' x positions, the same on every chart of the page."""
+    out = []
+    for requirement in dict.fromkeys(r["requirement_id"] for r in rows):
+        mine = [r for r in rows if r["requirement_id"] == requirement]
+        last = mine[-1]
+        line = Line(f"{last['side']} {last['metric']}", [(at[r["run_id"]], r["measured"], _greyed(r)) for r in mine],
+                    tips=[_tip(r, r["measured"], "held" if r["passed"] else "BROKEN") for r in mine],
+                    failed=[not r["passed"] for r in mine])
+        title = f"{requirement}: {last['rule']}, {last['judged_by']}"
+        level = (last["last_threshold"], f"threshold {last['op']} {number(last['last_threshold'])}")
+        out.append(chart_svg(Chart(title, [line], x_labels=_ends(at), levels=[level]), len(at)))
+    return out
+
+
+def capacity_charts(rows: list[dict[str, Any]], at: dict[str, int]) -> list[str]:
+    """The runs' capacity (sql/reports/site_capacity_series.sql), a line per side and series: the highest
+    throughput measured, and the knee's load level in the runs where one was found (none: no chart); `at` as
+    requirement_charts'."""
+    highest: dict[tuple, Line] = {}
+    knees: dict[tuple, Line] = {}
+    for r in rows:
+        key, name = (r["side"], r["series"]), f"{r['side']} {r['series']}".strip()
+        line = highest.setdefault(key, Line(name, []))
+        line.points.append((at[r["run_id"]], r["max_calls_per_s"], _greyed(r)))
+        line.tips.append(_tip(r, r["max_calls_per_s"], f"calls/s, iteration {r['max_iteration']}"))
+        if r["knee_load_level"] is not None:
+            knee = knees.setdefault(key, Line(name, []))
+            knee.points.append((at[r["run_id"]], r["knee_load_level"], _greyed(r)))
+            knee.tips.append(_tip(r, r["knee_load_level"], f"({r['knee_load']}, iteration {r['knee_iteration']}, "
+                                                           f"{number(r['knee_calls_per_s'])} calls/s)"))
+    charts = [(highest, "capacity: highest throughput (calls/s)"), (knees, "capacity: the knee's load level")]
+    return [chart_svg(Chart(title, list(lines.values()), x_labels=_ends(at)), len(at)) for lines, title in charts if lines]

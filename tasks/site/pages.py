@@ -11,7 +11,7 @@ from typing import Any
 from tasks.bundle.manifest import web_url
 from tasks.report.fmt import number
 from tasks.site import links
-from tasks.site.charts import OPEN, sparkline, trend_charts
+from tasks.site.charts import OPEN, capacity_charts, positions, requirement_charts, sparkline, trend_charts
 from tasks.site.data import TREND_RUNS, CampaignData
 
 RUNS_PER_PAGE = 100
@@ -90,6 +90,14 @@ def campaign(data: CampaignData, site_root: str) -> dict[str, str]:
     charts = "".join(trend_charts(data.points)) or "<p>No history series yet.</p>"
     note = ('<p class="grey">grey points: failed or excluded runs (in no series); dashed red: change points with '
             'their % and the labels that changed; dashed orange: pending; red cross: outlier.</p>')
+    at = positions(data.points + data.requirements + data.capacity)  # the new charts' runs line up
+    judged = "".join(requirement_charts(data.requirements, at))
+    judged += ('<p class="grey">each requirement of the last run: the figure it judged in each run that judged it '
+               '(the worst judged value), red where it was broken, grey in failed or excluded runs; dashed red: '
+               'the last run\'s threshold (named only when far above the values).</p>' if judged else "<p>The last run states no requirement.</p>")
+    capacity = "".join(capacity_charts(data.capacity, at)) or "<p>No capacity figures yet.</p>"
+    if data.capacity and not any(r["knee_load_level"] is not None for r in data.capacity):
+        capacity += "<p>No knee found in these runs (each report's capacity section says why).</p>"
     oldest_first = data.runs[::-1]
     chunks = -(-len(oldest_first) // RUNS_PER_PAGE) if len(oldest_first) > RUNS_PER_PAGE else 0
     out = {}
@@ -102,7 +110,8 @@ def campaign(data: CampaignData, site_root: str) -> dict[str, str]:
     runs = (f"<h2>Runs (newest first, {len(newest)} of {len(data.runs)})</h2>{_pager(name, chunks, page)}"
             f"{_runs_table(newest, site_root, page)}")
     out[page] = layout(f"Campaign {name}", page,
-                       f"<h2>Trends</h2>{charts}{note}<h2>Events</h2>{_events_table(data, page)}{runs}")
+                       f"<h2>Trends</h2>{charts}{note}<h2>Requirements</h2>{judged}<h2>Capacity</h2>{capacity}"
+                       f"<h2>Events</h2>{_events_table(data, page)}{runs}")
     return out
 
 

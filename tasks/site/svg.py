@@ -17,6 +17,8 @@ class Line:
 
     name: str
     points: list[tuple[int, float, bool]]
+    tips: list[str] = field(default_factory=list)  # a hover text per point (run and value), when given
+    failed: list[bool] = field(default_factory=list)  # per point, when given: drawn red (a requirement broken)
 
 
 @dataclass
@@ -35,6 +37,10 @@ class Chart:
     lines: list[Line]
     marks: list[Mark] = field(default_factory=list)
     x_labels: dict[int, str] = field(default_factory=dict)
+    levels: list[tuple[float, str]] = field(default_factory=list)  # horizontal dashed lines (a threshold)
+
+
+OFF_SCALE = 3  # a level over this many times the highest value is named, not drawn: the values would lie flat
 
 
 def _scale(values: list[float], low: float, high: float):
@@ -52,6 +58,9 @@ def _x_scale(count: int, left: float, right: float):
 def chart_svg(chart: Chart, count: int, width: int = 760, height: int = 220) -> str:
     """A chart of `count` runs (x positions 0..count-1): lines, grey points, marks with their text, a y axis."""
     values = [v for line in chart.lines for _, v, _ in line.points]
+    high = max(values, default=0.0)
+    drawn = [(v, t) for v, t in chart.levels if high <= 0 or v <= OFF_SCALE * high]
+    values += [v for v, _ in drawn]
     y, top = _scale(values, 24, height - 28)
     x = _x_scale(count, 56, width - 12)
     parts = [f'<svg class="chart" role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
@@ -64,6 +73,12 @@ def chart_svg(chart: Chart, count: int, width: int = 760, height: int = 220) -> 
         anchor = "end" if position and position == count - 1 else "start"
         parts.append(f'<text x="{x(position):.1f}" y="{height - 8}" font-size="10" text-anchor="{anchor}">'
                      f'{escape(text)}</text>')
+    parts.extend(f'<text x="{width - 14}" y="{height - 20}" font-size="10" text-anchor="end" fill="{RED}">'
+                 f'{escape(text)} (off the scale, above)</text>' for v, text in chart.levels if (v, text) not in drawn)
+    for value, text in drawn:
+        parts.append(f'<line class="level" x1="56" x2="{width - 12}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
+                     f'stroke="{RED}" stroke-dasharray="6,3"/><text x="{width - 14}" y="{y(value) - 4:.1f}" '
+                     f'font-size="10" text-anchor="end" fill="{RED}">{escape(text)}</text>')
     labelled: set[int] = set()
     for mark in sorted(chart.marks, key=lambda m: -abs(m.value)):  # one label per run: the top mark's
         parts.append(_mark(mark if mark.x not in labelled else Mark(mark.x, mark.value, mark.kind), x, y, height,
@@ -76,12 +91,18 @@ def chart_svg(chart: Chart, count: int, width: int = 760, height: int = 220) -> 
         if kept:
             path = " ".join(f"{a:.1f},{b:.1f}" for a, b in kept)
             parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{path}"/>')
-        parts.extend(f'<circle cx="{x(p):.1f}" cy="{y(v):.1f}" r="2.2" fill="{GREY if grey else color}"/>'
-                     for p, v, grey in line.points)
+        parts.extend(_point(x(p), y(v), GREY if grey else RED if n < len(line.failed) and line.failed[n] else color,
+                            line.tips[n] if n < len(line.tips) else "")
+                     for n, (p, v, grey) in enumerate(line.points))
         parts.append(f'<text x="{legend_x}" y="{height - 20}" font-size="10" fill="{color}">{escape(line.name)}</text>')
         legend_x += 7 * len(line.name) + 14
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _point(at: float, level: float, fill: str, tip: str) -> str:
+    circle = f'<circle cx="{at:.1f}" cy="{level:.1f}" r="2.2" fill="{fill}"'
+    return f"{circle}><title>{escape(tip)}</title></circle>" if tip else f"{circle}/>"
 
 
 def _mark(mark: Mark, x, y, height: int, width: int) -> str:

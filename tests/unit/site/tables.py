@@ -11,10 +11,12 @@ class PageReader(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.tables: list[list[list[str]]] = []
         self.hrefs: list[str] = []
-        self.svgs: list[dict] = []  # per <svg>: its class and the number of circles and polylines inside
+        self.svgs: list[dict] = []  # per <svg>: its class, the number of circles and polylines inside, its texts,
+        # its points (each circle's fill and hover text) and its levels (horizontal dashed lines)
         self.code: list[str] = []
         self._cell: list[str] | None = None
         self._in_code = False
+        self._point: dict | None = None
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
@@ -27,11 +29,15 @@ class PageReader(HTMLParser):
         elif tag == "a" and "href" in attrs:
             self.hrefs.append(attrs["href"])
         elif tag == "svg":
-            self.svgs.append({"class": attrs.get("class"), "circle": 0, "polyline": 0, "change": 0, "text": []})
+            self.svgs.append({"class": attrs.get("class"), "circle": 0, "polyline": 0, "change": 0, "text": [],
+                              "points": [], "level": 0})
         elif tag in ("circle", "polyline") and self.svgs:
             self.svgs[-1][tag] += 1
-        elif tag == "line" and attrs.get("class") == "change":
-            self.svgs[-1]["change"] += 1
+            if tag == "circle":
+                self._point = {"fill": attrs.get("fill"), "tip": ""}
+                self.svgs[-1]["points"].append(self._point)
+        elif tag == "line" and attrs.get("class") in ("change", "level"):
+            self.svgs[-1][attrs["class"]] += 1
         elif tag == "code":
             self._in_code = True
             self.code.append("")
@@ -42,8 +48,12 @@ class PageReader(HTMLParser):
             self._cell = None
         elif tag == "code":
             self._in_code = False
+        elif tag == "circle":
+            self._point = None
 
     def handle_data(self, data):
+        if self._point is not None and self.lasttag == "title":
+            self._point["tip"] += data
         if self._cell is not None:
             self._cell.append(data)
         if self._in_code:
