@@ -146,7 +146,9 @@ def test_overlapping_readers_do_not_starve_a_waiting_writer(tmp_path):
     # readers that came while the writer waited (0.3 s for it to reach the lock) went in after it, not before
     later = [r for r in read if wrote["attempt"] + 0.3 < r["attempt"] < wrote["acquired"]]
     assert later and all(r["acquired"] >= wrote["released"] for r in later), (wrote, read)
-    assert wrote["acquired"] - wrote["attempt"] < 5.0  # the readers inside finished (1.5 s), not all ten
+    # it waited for the readers inside, not for all ten (how long that took depends on the machine's load:
+    # at load 12 the readers' own start and the writer's open took 6.6 s, where a quiet machine takes 2)
+    assert wrote["acquired"] < max(r["released"] for r in read), (wrote, read)
 
 
 def test_a_writer_gives_up_after_its_wait_with_a_clear_message(tmp_path):
