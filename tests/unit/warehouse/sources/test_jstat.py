@@ -36,6 +36,8 @@ public class Allocator {
             if (i % 200 == 0) Thread.sleep(10);
         }
         System.out.println("kept " + kept.size());
+        System.out.flush();
+        System.in.read();  // alive, idle, until the test is done: a late jstat still gets all its samples
     }
 }
 """
@@ -83,12 +85,13 @@ def _iso(moment: datetime) -> str:
 
 @pytest.fixture(scope="module")
 def real_jstat(tmp_path_factory):
-    """A JVM that allocates for 6 s (System.gc() at 2.5 s), sampled by jstat in English and German locales."""
+    """A JVM that allocates for 6 s (System.gc() at 2.5 s) and then idles until killed, sampled by jstat in English
+    and German locales (5 samples each, however late a busy machine starts jstat)."""
     folder = tmp_path_factory.mktemp("jvm")
     (folder / "Allocator.java").write_text(ALLOCATOR)
     env = {**os.environ, "LC_ALL": "C", "LANG": "C", "TZ": "UTC"}
     jvm = subprocess.Popen(["java", "-Xmx96m", "-XX:+UseG1GC", "Allocator.java", "6000"], cwd=folder,
-                           stdout=subprocess.PIPE, text=True, env=env)
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     try:
         first = jvm.stdout.readline()
         assert first.startswith("started "), first
