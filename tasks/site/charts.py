@@ -3,6 +3,7 @@ the home page's sparkline."""
 
 from __future__ import annotations
 
+from html import escape
 from typing import Any
 
 from tasks.report.fmt import number
@@ -82,10 +83,34 @@ def _ends(at: dict[str, int]) -> dict[int, str]:
     return {i: run_id for run_id, i in at.items() if i in (0, len(at) - 1)}
 
 
+def _iterations(found: list[int]) -> str:
+    """'1-3' for three or more consecutive iterations, else '1, 3'."""
+    if len(found) > 2 and found == list(range(found[0], found[-1] + 1)):
+        return f"{found[0]}-{found[-1]}"
+    return ", ".join(str(i) for i in found)
+
+
+def _moved_text(moved: dict[str, Any]) -> str:
+    """One kind of the history's changes at a run: '+18.2 % to +22.2 %, it 1-3' ('pending ...' when pending)."""
+    low, high = (number(moved[end], "pct") if moved[end] is not None else None for end in ("low_pct", "high_pct"))
+    pct = "from 0" if low is None else low if low == high else f"{low} to {high}"
+    return f"{'pending ' if moved['kind'] == 'pending' else ''}{pct}, it {_iterations(moved['iterations'])}"
+
+
+def _run_marks(row: dict[str, Any], x: int) -> list[Mark]:
+    """The history's changes at a run of a requirement: a mark per kind (change, pending, outlier), the first
+    carrying every kind's text and the labels that changed (a run gets one label)."""
+    found = sorted(row["changes"] or [], key=lambda m: m["kind"] == "outlier")
+    labels = dict.fromkeys(m["label_changes"] for m in found if m["label_changes"])
+    text = " ".join(["; ".join(_moved_text(m) for m in found), *labels])
+    return [Mark(x, row["measured"], m["kind"], text if n == 0 else "") for n, m in enumerate(found)]
+
+
 def requirement_charts(rows: list[dict[str, Any]], at: dict[str, int]) -> list[str]:
     """One SVG per requirement of the last run (sql/reports/site_requirement_series.sql): the figure it judged in
-    each run (its whole-run line), the broken ones red, and the last run's threshold as a dashed line; `at`: the
-    runs' x positions, the same on every chart of the page."""
+    each run (its whole-run line), the broken ones red, the last run's threshold as a dashed line, and the
+    history's change points and outliers on the series of its side, metric and scope (or why there are none, under
+    the chart); `at`: the runs' x positions, the same on every chart of the page."""
     out = []
     for requirement in dict.fromkeys(r["requirement_id"] for r in rows):
         mine = [r for r in rows if r["requirement_id"] == requirement]
@@ -95,7 +120,10 @@ def requirement_charts(rows: list[dict[str, Any]], at: dict[str, int]) -> list[s
                     failed=[not r["passed"] for r in mine])
         title = f"{requirement}: {last['rule']}, {last['judged_by']}"
         level = (last["last_threshold"], f"threshold {last['op']} {number(last['last_threshold'])}")
-        out.append(chart_svg(Chart(title, [line], x_labels=_ends(at), levels=[level]), len(at)))
+        marks = [m for r in mine for m in _run_marks(r, at[r["run_id"]])]
+        svg = chart_svg(Chart(title, [line], marks, x_labels=_ends(at), levels=[level]), len(at))
+        note = f'<p class="grey">{escape(last["history_note"])}</p>' if last["history_note"] else ""
+        out.append(svg + note)
     return out
 
 

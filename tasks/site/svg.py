@@ -109,8 +109,8 @@ def _mark(mark: Mark, x, y, height: int, width: int) -> str:
     at, level = x(mark.x), y(mark.value)
     left = at > width - 200  # near the right edge the label goes to the left of its line
     if mark.kind == "outlier":
-        return (f'<path d="M{at - 4:.1f},{level - 4:.1f}l8,8m0,-8l-8,8" stroke="{RED}" stroke-width="1.5"/>'
-                f'<title>{escape(mark.text)}</title>')
+        return (f'<path class="outlier" d="M{at - 4:.1f},{level - 4:.1f}l8,8m0,-8l-8,8" stroke="{RED}" '
+                f'stroke-width="1.5">' + (f"<title>{escape(mark.text)}</title>" if mark.text else "") + "</path>")
     color = ORANGE if mark.kind == "pending" else RED
     dash = "2,3" if mark.kind == "pending" else "4,3"
     return (f'<line class="change" x1="{at:.1f}" x2="{at:.1f}" y1="20" y2="{height - 30}" stroke="{color}" '

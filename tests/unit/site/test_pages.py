@@ -37,14 +37,18 @@ def home_rows(site) -> dict[str, dict[str, str]]:
 def test_home_has_one_row_per_campaign_with_its_last_run(site, site_history):
     runs = frame(site_history, "select run_id, campaign, status, started_at, labels from runs")
     last = runs.sort_values("started_at").groupby("campaign").tail(1).set_index("campaign")
+    verdicts = frame(site_history, "select run_id, passed from verdicts where iteration is null")
     rows = home_rows(site)
     assert sorted(rows) == sorted(last.index) == ["checkout", "nightly"]
     for campaign, row in rows.items():
         assert row["run"] == last.loc[campaign, "run_id"]
         assert row["status"] == last.loc[campaign, "status"]
         assert row["labels"] == f"sut_version={dict(last.loc[campaign, 'labels'])['sut_version']}"
-        assert row["requirements held / failed"] == "0 / 0"  # the nightly bundles state no requirement
+        passed = verdicts.loc[verdicts["run_id"] == row["run"], "passed"].dropna().astype(bool)  # null: not judged
+        assert row["requirements held / failed"] == f"{passed.sum()} / {(~passed).sum()}"
     assert rows["nightly"]["run"] == f"nightly-{NIGHTLY_NIGHTS - 1:03d}"
+    assert rows["nightly"]["requirements held / failed"] == "6 / 0"  # NIGHTLY_REQUIREMENTS all hold on the last night
+    assert rows["checkout"]["requirements held / failed"] == "0 / 0"  # it states none
     assert rows["checkout"]["labels"] == f"sut_version={HOSTILE_VERSION}"
 
 
