@@ -97,13 +97,13 @@ def _moved_text(moved: dict[str, Any]) -> str:
     return f"{'pending ' if moved['kind'] == 'pending' else ''}{pct}, it {_iterations(moved['iterations'])}"
 
 
-def _run_marks(row: dict[str, Any], x: int) -> list[Mark]:
-    """The history's changes at a run of a requirement: a mark per kind (change, pending, outlier), the first
-    carrying every kind's text and the labels that changed (a run gets one label)."""
-    found = sorted(row["changes"] or [], key=lambda m: m["kind"] == "outlier")
-    labels = dict.fromkeys(m["label_changes"] for m in found if m["label_changes"])
-    text = " ".join(["; ".join(_moved_text(m) for m in found), *labels])
-    return [Mark(x, row["measured"], m["kind"], text if n == 0 else "") for n, m in enumerate(found)]
+def _run_marks(changes: list[tuple[str, dict[str, Any]]], x: int, value: float) -> list[Mark]:
+    """The history's changes at a run ((name or '', `changes` entry) of a requirement's or capacity's rows): a mark
+    per entry, the first carrying every entry's text and the labels that changed (a run gets one label)."""
+    found = sorted(changes, key=lambda c: c[1]["kind"] == "outlier")
+    labels = dict.fromkeys(m["label_changes"] for _, m in found if m["label_changes"])
+    text = " ".join(["; ".join(f"{name + ': ' if name else ''}{_moved_text(m)}" for name, m in found), *labels])
+    return [Mark(x, value, m["kind"], text if n == 0 else "") for n, (_, m) in enumerate(found)]
 
 
 def requirement_charts(rows: list[dict[str, Any]], at: dict[str, int]) -> list[str]:
@@ -120,7 +120,7 @@ def requirement_charts(rows: list[dict[str, Any]], at: dict[str, int]) -> list[s
                     failed=[not r["passed"] for r in mine])
         title = f"{requirement}: {last['rule']}, {last['judged_by']}"
         level = (last["last_threshold"], f"threshold {last['op']} {number(last['last_threshold'])}")
-        marks = [m for r in mine for m in _run_marks(r, at[r["run_id"]])]
+        marks = [m for r in mine for m in _run_marks([("", c) for c in r["changes"] or []], at[r["run_id"]], r["measured"])]
         svg = chart_svg(Chart(title, [line], marks, x_labels=_ends(at), levels=[level]), len(at))
         note = f'<p class="grey">{escape(last["history_note"])}</p>' if last["history_note"] else ""
         out.append(svg + note)
@@ -129,19 +129,26 @@ def requirement_charts(rows: list[dict[str, Any]], at: dict[str, int]) -> list[s
 
 def capacity_charts(rows: list[dict[str, Any]], at: dict[str, int]) -> list[str]:
     """The runs' capacity (sql/reports/site_capacity_series.sql), a line per side and series: the highest
-    throughput measured, and the knee's load level in the runs where one was found (none: no chart); `at` as
+    throughput measured, with the history's change points of its series (calls_per_s of the side at that
+    iteration), and the knee's load level in the runs where one was found (none: no chart); `at` as
     requirement_charts'."""
     highest: dict[tuple, Line] = {}
     knees: dict[tuple, Line] = {}
+    moved: dict[str, list[tuple[str, dict[str, Any]]]] = {}  # run: its changes on every line
+    top: dict[str, float] = {}
     for r in rows:
         key, name = (r["side"], r["series"]), f"{r['side']} {r['series']}".strip()
         line = highest.setdefault(key, Line(name, []))
         line.points.append((at[r["run_id"]], r["max_calls_per_s"], _greyed(r)))
         line.tips.append(_tip(r, r["max_calls_per_s"], f"calls/s, iteration {r['max_iteration']}"))
+        moved.setdefault(r["run_id"], []).extend((name, c) for c in r["changes"] or [])
+        top[r["run_id"]] = max(top.get(r["run_id"], 0.0), r["max_calls_per_s"])  # the label's height
         if r["knee_load_level"] is not None:
             knee = knees.setdefault(key, Line(name, []))
             knee.points.append((at[r["run_id"]], r["knee_load_level"], _greyed(r)))
             knee.tips.append(_tip(r, r["knee_load_level"], f"({r['knee_load']}, iteration {r['knee_iteration']}, "
                                                            f"{number(r['knee_calls_per_s'])} calls/s)"))
-    charts = [(highest, "capacity: highest throughput (calls/s)"), (knees, "capacity: the knee's load level")]
-    return [chart_svg(Chart(title, list(lines.values()), x_labels=_ends(at)), len(at)) for lines, title in charts if lines]
+    marks = [m for run, found in moved.items() for m in _run_marks(found, at[run], top[run])]
+    charts = [(highest, "capacity: highest throughput (calls/s)", marks), (knees, "capacity: the knee's load level", [])]
+    return [chart_svg(Chart(title, list(lines.values()), found, x_labels=_ends(at)), len(at))
+            for lines, title, found in charts if lines]

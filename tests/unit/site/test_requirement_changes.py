@@ -10,10 +10,9 @@ from __future__ import annotations
 import re
 
 import pandas as pd
-import pytest
 
-from tasks.site.svg import ORANGE, RED
 from tests.site_history import NIGHTLY_NIGHTS, frame
+from tests.unit.site.marks import iterations_in, shown_marks
 from tests.unit.site.tables import read_page
 
 ANALYSED = {"avg_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms", "calls_per_s", "error_rate"}  # history.md
@@ -54,31 +53,6 @@ def expected(site_history) -> tuple[dict[str, dict[tuple[str, str], pd.DataFrame
 def charts(site) -> dict[str, dict]:
     reader = read_page((site.out / "campaigns/nightly/index.html").read_text())
     return {s["text"][0].split(": ")[0]: s for s in reader.svgs if s["text"] and ": " in s["text"][0]}
-
-
-def shown_marks(chart: dict) -> dict[tuple[str, str], str]:
-    """{(run, kind): the text of the run's mark} read from the SVG: lines and crosses placed at a run's point."""
-    runs = {point["x"]: point["tip"].split(": ")[0] for point in chart["points"]}
-    labels = [t for t in chart["labels"] if t["fill"] in (RED, ORANGE) and not t["text"].startswith("threshold")]
-    out = {}
-    for mark in chart["marks"]:
-        text = [t["text"] for t in labels if abs(t["x"] - mark["x"]) <= 3.5]
-        out[(runs[mark["x"]], {RED: "change", ORANGE: "pending"}[mark["stroke"]])] = text[0] if text else ""
-    for cross in chart["crosses"]:
-        at = float(cross["d"][1:].split(",")[0]) + 4
-        (run,) = [r for x, r in runs.items() if abs(x - at) < 0.11]
-        out[(run, "outlier")] = cross["tip"]
-    return out
-
-
-def iterations_in(text: str) -> list[int]:
-    """'it 1-3' and 'it 1, 3' of a mark's text, as iteration numbers."""
-    out = []
-    for part in re.findall(r"it ([\d, -]+?)(?:;|$| [a-z])", text):
-        for item in part.split(", "):
-            low, _, high = item.partition("-")
-            out.extend(range(int(low), int(high or low) + 1))
-    return sorted(out)
 
 
 def test_each_requirement_marks_the_change_points_of_its_series(site, site_history):
