@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from tasks.report.fmt import number
+from tasks.report.fmt import metric_unit, number
 from tasks.site.svg import Chart, Line, Mark, chart_svg, sparkline_svg
 
 METRICS = {"p95_ms": "p95 (ms)", "calls_per_s": "throughput (calls/s)", "error_rate": "error rate"}
@@ -29,8 +29,9 @@ def _mark_text(point: dict[str, Any]) -> str:
 
 
 def trend_charts(points: list[dict[str, Any]]) -> list[str]:
-    """One SVG per key metric: a line per (plan, side, iteration), a new plan being a new line; change points
-    dashed with their % and the labels that changed, pending ones orange, outliers as crosses."""
+    """One SVG per key metric: a line per (plan, side, iteration), a new plan being a new line, each point's run and
+    value on hover (an error rate in %); change points dashed with their % and the labels that changed, pending ones
+    orange, outliers as crosses."""
     at = positions(points)
     out = []
     for metric, title in METRICS.items():
@@ -40,6 +41,7 @@ def trend_charts(points: list[dict[str, Any]]) -> list[str]:
             key = (p["plan_id"], p["side"], p["iteration"])
             line = lines.setdefault(key, Line(f"{p['side']} it {p['iteration']}", []))
             line.points.append((at[p["run_id"]], p["value"], _greyed(p)))
+            line.tips.append(_tip(p, p["value"], metric=metric))
             if p["kind"] == "outlier":
                 marks.append(Mark(at[p["run_id"]], p["value"], "outlier", _mark_text(p)))
             elif p["kind"] == "change":
@@ -75,8 +77,13 @@ def sparkline(points: list[dict[str, Any]]) -> tuple[str, str]:
     return sparkline_svg(values, len(at), changes), what
 
 
-def _tip(row: dict[str, Any], value: float, what: str = "") -> str:
-    return f"{row['run_id']}: {number(value)}{' ' + what if what else ''}"
+def _figure(value: float, metric: str = "") -> str:
+    """A value as its hover text shows it: an error rate (a fraction) in %, anything else as it is."""
+    return number(value, "rate") if metric_unit(metric) == "rate" else number(value)
+
+
+def _tip(row: dict[str, Any], value: float, what: str = "", metric: str = "") -> str:
+    return f"{row['run_id']}: {_figure(value, metric)}{' ' + what if what else ''}"
 
 
 def _ends(at: dict[str, int]) -> dict[int, str]:
@@ -116,7 +123,7 @@ def requirement_charts(rows: list[dict[str, Any]], at: dict[str, int]) -> list[s
         mine = [r for r in rows if r["requirement_id"] == requirement]
         last = mine[-1]
         line = Line(f"{last['side']} {last['metric']}", [(at[r["run_id"]], r["measured"], _greyed(r)) for r in mine],
-                    tips=[_tip(r, r["measured"], "held" if r["passed"] else "BROKEN") for r in mine],
+                    tips=[_tip(r, r["measured"], "held" if r["passed"] else "BROKEN", r["metric"]) for r in mine],
                     failed=[not r["passed"] for r in mine])
         title = f"{requirement}: {last['rule']}, {last['judged_by']}"
         level = (last["last_threshold"], f"threshold {last['op']} {number(last['last_threshold'])}")

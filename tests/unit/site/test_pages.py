@@ -89,6 +89,22 @@ def test_trend_charts_draw_every_point_and_mark_every_change(site, site_history)
     assert spark["polyline"] == 1
 
 
+def test_trend_points_show_their_run_and_value_on_hover_an_error_rate_in_percent(site, site_history):
+    values = frame(site_history, "select * from series_values where host = '(all)' and label = '(all)' "
+                                 "and side in ('server', 'client')")
+    for campaign in ("nightly", "checkout"):
+        charts = [s for s in page(site, f"campaigns/{campaign}/index.html").svgs if s["class"] == "chart"]
+        for chart, metric in zip(charts, ("p95_ms", "calls_per_s", "error_rate")):
+            mine = values[(values["campaign"] == campaign) & (values["metric"] == metric)]
+            tips = sorted(p["tip"] for p in chart["points"])
+            if metric == "error_rate":
+                assert tips == sorted(f"{r}: {v * 100:.2f} %" for r, v in zip(mine["run_id"], mine["value"]))
+                assert all(0 < v < 0.1 for v in mine["value"])  # fractions: 1 % would read 0.01 unconverted
+                continue
+            shown = sorted((tip.split(": ")[0], float(tip.split(": ")[1].replace(",", ""))) for tip in tips)
+            assert shown == sorted((r, round(v, 3)) for r, v in zip(mine["run_id"], mine["value"]))  # to 0.001
+
+
 def test_event_pages_show_each_series_and_the_triage_command(site, site_history):
     points = frame(site_history, "select * from change_points")
     assert not points.empty
