@@ -3,8 +3,9 @@ under 30 s, every page under 1 MB; a rebuild after one more run rewrites only th
 
 The echo sample bundle is ingested once (so every table exists as the code makes it); then the runs, their key
 series (2 sides x 3 iterations x p95, throughput, error rate over all hosts and labels), 4 events of 6 change
-points per campaign, 3 requirements judged per run and each run's capacity (2 sides, a knee every third run) are
-written straight into `runs`, `series_values`, `detected_changes`, `verdicts` and `capacity` with SQL.
+points per campaign, 3 requirements judged per run (and at each iteration) and each run's capacity (2 sides, a knee
+every third run) are written straight into `runs`, `series_values`, `detected_changes`, `requirements`, `verdicts`
+and `capacity` with SQL.
 
     .venv/bin/python bench/site.py [--campaigns 20] [--runs 1000] [--keep DIR]
 """
@@ -67,6 +68,16 @@ from (
             as r(requirement_id, side, metric, op, threshold)
     where runs.campaign like 'campaign-%'
 );
+
+insert into verdicts by name  -- each iteration judged as the whole run (the lines the site's marks join on)
+select verdicts.* replace (it.iteration as iteration)
+from verdicts, range(1, 4) as it(iteration)
+where verdicts.iteration is null and verdicts.run_id in (select run_id from runs where campaign like 'campaign-%');
+
+insert into requirements by name
+select distinct run_id, requirement_id, split_part(metric, '.', 1) as metric, op, threshold, side
+from verdicts
+where run_id in (select run_id from runs where campaign like 'campaign-%');
 
 insert into capacity by name
 select runs.run_id, side, '' as series, 300.0 * (0.97 + 0.06 * random()) as max_calls_per_s, 3 as max_iteration,

@@ -1,5 +1,5 @@
 """A history of two campaigns for the site's tests (tasks/site): the nightly history of tests/history_nights.py
-("nightly": latency +20 % at night 10, a one-night outlier at 14) and a quiet second campaign ("checkout": the
+("nightly": latency +20 % at night 10, a one-night outlier at 14, every night stating NIGHTLY_REQUIREMENTS) and a quiet second campaign ("checkout": the
 same bundle at steady levels, a failed run, and a version label full of HTML), ingested and analysed.
 Cheap: no load runs, a second or two a night.
 """
@@ -23,6 +23,18 @@ CHECKOUT_NIGHTS = 6
 CHECKOUT_FAILED = 3
 TRIAGED = {"acknowledged", "expected", "invalid"}
 HOSTILE_VERSION = "2.0 <b>bold</b> & \"quoted\" 'x'"  # must reach every page escaped
+ECHO_2 = "http://127.0.0.1:18082/echo"  # one of the client's two labels
+NIGHTLY_REQUIREMENTS = [  # each scope the history has series of, and some it has not (the site says so)
+    {"id": "p95-server", "metric": "p95_ms", "op": "<", "threshold": 10, "side": "server"},  # broken by the outlier
+    {"id": "avg-app1-at-2", "metric": "avg_ms", "op": "<", "threshold": 9, "side": "server", "host": "app1",
+     "at": {"iteration": 2}},
+    {"id": "p50-echo-2", "metric": "p50_ms", "op": "<", "threshold": 100, "side": "client", "label": ECHO_2},
+    {"id": "client-errors", "metric": "error_rate", "op": "<=", "threshold": 0.03, "side": "client"},
+    {"id": "errors-with-dropped", "metric": "error_rate_with_dropped", "op": "<=", "threshold": 0.03,
+     "side": "client"},  # a metric the history does not analyse
+    {"id": "p95-echo-glob", "metric": "p95_ms", "op": "<", "threshold": 150, "side": "client",
+     "label": "*18081*"},  # a label glob: no series of its own
+]
 
 
 def _as_checkout(bundle: Path, number: int) -> Path:
@@ -33,12 +45,19 @@ def _as_checkout(bundle: Path, number: int) -> Path:
     return bundle
 
 
+def _with_requirements(bundle: Path) -> Path:
+    """The night's bundle stating NIGHTLY_REQUIREMENTS."""
+    manifest = yaml.safe_load((bundle / "run.yaml").read_text())
+    (bundle / "run.yaml").write_text(yaml.safe_dump({**manifest, "requirements": NIGHTLY_REQUIREMENTS}, sort_keys=False))
+    return bundle
+
+
 def build_history(work: Path) -> Path:
     """Both campaigns ingested into `work/w.duckdb` and analysed after their last run; the path."""
     path = work / "w.duckdb"
     quiet = lambda message: None  # noqa: E731 - the ingest's progress is not wanted here
     for n in range(NIGHTLY_NIGHTS):
-        ingest_bundle(write_night(work / "nightly", n, night(n)), path, progress=quiet)
+        ingest_bundle(_with_requirements(write_night(work / "nightly", n, night(n))), path, progress=quiet)
     for n in range(CHECKOUT_NIGHTS):
         levels = Night(status="failed" if n == CHECKOUT_FAILED else "completed")
         ingest_bundle(_as_checkout(write_night(work / "checkout", n, levels, seed=7), n), path, progress=quiet)

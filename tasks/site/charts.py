@@ -3,9 +3,10 @@ the home page's sparkline."""
 
 from __future__ import annotations
 
+from html import escape
 from typing import Any
 
-from tasks.report.fmt import number
+from tasks.report.fmt import metric_unit, number
 from tasks.site.svg import Chart, Line, Mark, chart_svg, sparkline_svg
 
 METRICS = {"p95_ms": "p95 (ms)", "calls_per_s": "throughput (calls/s)", "error_rate": "error rate"}
@@ -28,8 +29,9 @@ def _mark_text(point: dict[str, Any]) -> str:
 
 
 def trend_charts(points: list[dict[str, Any]]) -> list[str]:
-    """One SVG per key metric: a line per (plan, side, iteration), a new plan being a new line; change points
-    dashed with their % and the labels that changed, pending ones orange, outliers as crosses."""
+    """One SVG per key metric: a line per (plan, side, iteration), a new plan being a new line, each point's run and
+    value on hover (an error rate in %); change points dashed with their % and the labels that changed, pending ones
+    orange, outliers as crosses."""
     at = positions(points)
     out = []
     for metric, title in METRICS.items():
@@ -39,6 +41,7 @@ def trend_charts(points: list[dict[str, Any]]) -> list[str]:
             key = (p["plan_id"], p["side"], p["iteration"])
             line = lines.setdefault(key, Line(f"{p['side']} it {p['iteration']}", []))
             line.points.append((at[p["run_id"]], p["value"], _greyed(p)))
+            line.tips.append(_tip(p, p["value"], metric=metric))
             if p["kind"] == "outlier":
                 marks.append(Mark(at[p["run_id"]], p["value"], "outlier", _mark_text(p)))
             elif p["kind"] == "change":
@@ -74,46 +77,85 @@ def sparkline(points: list[dict[str, Any]]) -> tuple[str, str]:
     return sparkline_svg(values, len(at), changes), what
 
 
-def _tip(row: dict[str, Any], value: float, what: str = "") -> str:
-    return f"{row['run_id']}: {number(value)}{' ' + what if what else ''}"
+def _figure(value: float, metric: str = "") -> str:
+    """A value as its hover text shows it: an error rate (a fraction) in %, anything else as it is."""
+    return number(value, "rate") if metric_unit(metric) == "rate" else number(value)
+
+
+def _tip(row: dict[str, Any], value: float, what: str = "", metric: str = "") -> str:
+    return f"{row['run_id']}: {_figure(value, metric)}{' ' + what if what else ''}"
 
 
 def _ends(at: dict[str, int]) -> dict[int, str]:
     return {i: run_id for run_id, i in at.items() if i in (0, len(at) - 1)}
 
 
+def _iterations(found: list[int]) -> str:
+    """'1-3' for three or more consecutive iterations, else '1, 3'."""
+    if len(found) > 2 and found == list(range(found[0], found[-1] + 1)):
+        return f"{found[0]}-{found[-1]}"
+    return ", ".join(str(i) for i in found)
+
+
+def _moved_text(moved: dict[str, Any]) -> str:
+    """One kind of the history's changes at a run: '+18.2 % to +22.2 %, it 1-3' ('pending ...' when pending)."""
+    low, high = (number(moved[end], "pct") if moved[end] is not None else None for end in ("low_pct", "high_pct"))
+    pct = "from 0" if low is None else low if low == high else f"{low} to {high}"
+    return f"{'pending ' if moved['kind'] == 'pending' else ''}{pct}, it {_iterations(moved['iterations'])}"
+
+
+def _run_marks(changes: list[tuple[str, dict[str, Any]]], x: int, value: float) -> list[Mark]:
+    """The history's changes at a run ((name or '', `changes` entry) of a requirement's or capacity's rows): a mark
+    per entry, the first carrying every entry's text and the labels that changed (a run gets one label)."""
+    found = sorted(changes, key=lambda c: c[1]["kind"] == "outlier")
+    labels = dict.fromkeys(m["label_changes"] for _, m in found if m["label_changes"])
+    text = " ".join(["; ".join(f"{name + ': ' if name else ''}{_moved_text(m)}" for name, m in found), *labels])
+    return [Mark(x, value, m["kind"], text if n == 0 else "") for n, (_, m) in enumerate(found)]
+
+
 def requirement_charts(rows: list[dict[str, Any]], at: dict[str, int]) -> list[str]:
     """One SVG per requirement of the last run (sql/reports/site_requirement_series.sql): the figure it judged in
-    each run (its whole-run line), the broken ones red, and the last run's threshold as a dashed line; `at`: the
-    runs' x positions, the same on every chart of the page."""
+    each run (its whole-run line), the broken ones red, the last run's threshold as a dashed line, and the
+    history's change points and outliers on the series of its side, metric and scope (or why there are none, under
+    the chart); `at`: the runs' x positions, the same on every chart of the page."""
     out = []
     for requirement in dict.fromkeys(r["requirement_id"] for r in rows):
         mine = [r for r in rows if r["requirement_id"] == requirement]
         last = mine[-1]
         line = Line(f"{last['side']} {last['metric']}", [(at[r["run_id"]], r["measured"], _greyed(r)) for r in mine],
-                    tips=[_tip(r, r["measured"], "held" if r["passed"] else "BROKEN") for r in mine],
+                    tips=[_tip(r, r["measured"], "held" if r["passed"] else "BROKEN", r["metric"]) for r in mine],
                     failed=[not r["passed"] for r in mine])
         title = f"{requirement}: {last['rule']}, {last['judged_by']}"
         level = (last["last_threshold"], f"threshold {last['op']} {number(last['last_threshold'])}")
-        out.append(chart_svg(Chart(title, [line], x_labels=_ends(at), levels=[level]), len(at)))
+        marks = [m for r in mine for m in _run_marks([("", c) for c in r["changes"] or []], at[r["run_id"]], r["measured"])]
+        svg = chart_svg(Chart(title, [line], marks, x_labels=_ends(at), levels=[level]), len(at))
+        note = f'<p class="grey">{escape(last["history_note"])}</p>' if last["history_note"] else ""
+        out.append(svg + note)
     return out
 
 
 def capacity_charts(rows: list[dict[str, Any]], at: dict[str, int]) -> list[str]:
     """The runs' capacity (sql/reports/site_capacity_series.sql), a line per side and series: the highest
-    throughput measured, and the knee's load level in the runs where one was found (none: no chart); `at` as
+    throughput measured, with the history's change points of its series (calls_per_s of the side at that
+    iteration), and the knee's load level in the runs where one was found (none: no chart); `at` as
     requirement_charts'."""
     highest: dict[tuple, Line] = {}
     knees: dict[tuple, Line] = {}
+    moved: dict[str, list[tuple[str, dict[str, Any]]]] = {}  # run: its changes on every line
+    top: dict[str, float] = {}
     for r in rows:
         key, name = (r["side"], r["series"]), f"{r['side']} {r['series']}".strip()
         line = highest.setdefault(key, Line(name, []))
         line.points.append((at[r["run_id"]], r["max_calls_per_s"], _greyed(r)))
         line.tips.append(_tip(r, r["max_calls_per_s"], f"calls/s, iteration {r['max_iteration']}"))
+        moved.setdefault(r["run_id"], []).extend((name, c) for c in r["changes"] or [])
+        top[r["run_id"]] = max(top.get(r["run_id"], 0.0), r["max_calls_per_s"])  # the label's height
         if r["knee_load_level"] is not None:
             knee = knees.setdefault(key, Line(name, []))
             knee.points.append((at[r["run_id"]], r["knee_load_level"], _greyed(r)))
             knee.tips.append(_tip(r, r["knee_load_level"], f"({r['knee_load']}, iteration {r['knee_iteration']}, "
                                                            f"{number(r['knee_calls_per_s'])} calls/s)"))
-    charts = [(highest, "capacity: highest throughput (calls/s)"), (knees, "capacity: the knee's load level")]
-    return [chart_svg(Chart(title, list(lines.values()), x_labels=_ends(at)), len(at)) for lines, title in charts if lines]
+    marks = [m for run, found in moved.items() for m in _run_marks(found, at[run], top[run])]
+    charts = [(highest, "capacity: highest throughput (calls/s)", marks), (knees, "capacity: the knee's load level", [])]
+    return [chart_svg(Chart(title, list(lines.values()), found, x_labels=_ends(at)), len(at))
+            for lines, title, found in charts if lines]

@@ -40,6 +40,7 @@ class Chart:
     levels: list[tuple[float, str]] = field(default_factory=list)  # horizontal dashed lines (a threshold)
 
 
+LABEL_EM = 5.6  # the width of a character of a 10 px label, about (DejaVu Sans: 5.5 to 6.1 px for digits)
 OFF_SCALE = 3  # a level over this many times the highest value is named, not drawn: the values would lie flat
 
 
@@ -107,10 +108,10 @@ def _point(at: float, level: float, fill: str, tip: str) -> str:
 
 def _mark(mark: Mark, x, y, height: int, width: int) -> str:
     at, level = x(mark.x), y(mark.value)
-    left = at > width - 200  # near the right edge the label goes to the left of its line
+    left = at + LABEL_EM * len(mark.text) > width - 4  # a label that would pass the right edge goes left of its line
     if mark.kind == "outlier":
-        return (f'<path d="M{at - 4:.1f},{level - 4:.1f}l8,8m0,-8l-8,8" stroke="{RED}" stroke-width="1.5"/>'
-                f'<title>{escape(mark.text)}</title>')
+        return (f'<path class="outlier" d="M{at - 4:.1f},{level - 4:.1f}l8,8m0,-8l-8,8" stroke="{RED}" '
+                f'stroke-width="1.5">' + (f"<title>{escape(mark.text)}</title>" if mark.text else "") + "</path>")
     color = ORANGE if mark.kind == "pending" else RED
     dash = "2,3" if mark.kind == "pending" else "4,3"
     return (f'<line class="change" x1="{at:.1f}" x2="{at:.1f}" y1="20" y2="{height - 30}" stroke="{color}" '

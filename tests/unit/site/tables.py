@@ -12,7 +12,8 @@ class PageReader(HTMLParser):
         self.tables: list[list[list[str]]] = []
         self.hrefs: list[str] = []
         self.svgs: list[dict] = []  # per <svg>: its class, the number of circles and polylines inside, its texts,
-        # its points (each circle's fill and hover text) and its levels (horizontal dashed lines)
+        # its points (each circle's fill, x and hover text), its levels (horizontal dashed lines), its marks (each
+        # change line's x and colour, each outlier cross's path and hover text) and its texts' x and colour
         self.code: list[str] = []
         self._cell: list[str] | None = None
         self._in_code = False
@@ -30,14 +31,21 @@ class PageReader(HTMLParser):
             self.hrefs.append(attrs["href"])
         elif tag == "svg":
             self.svgs.append({"class": attrs.get("class"), "circle": 0, "polyline": 0, "change": 0, "text": [],
-                              "points": [], "level": 0})
+                              "points": [], "level": 0, "marks": [], "crosses": [], "labels": []})
         elif tag in ("circle", "polyline") and self.svgs:
             self.svgs[-1][tag] += 1
             if tag == "circle":
-                self._point = {"fill": attrs.get("fill"), "tip": ""}
+                self._point = {"fill": attrs.get("fill"), "x": float(attrs["cx"]), "tip": ""}
                 self.svgs[-1]["points"].append(self._point)
         elif tag == "line" and attrs.get("class") in ("change", "level"):
             self.svgs[-1][attrs["class"]] += 1
+            if attrs["class"] == "change":
+                self.svgs[-1]["marks"].append({"x": float(attrs["x1"]), "stroke": attrs["stroke"]})
+        elif tag == "path" and attrs.get("class") == "outlier":
+            self._point = {"d": attrs["d"], "tip": ""}
+            self.svgs[-1]["crosses"].append(self._point)
+        elif tag == "text" and self.svgs:
+            self.svgs[-1]["labels"].append({"x": float(attrs["x"]), "fill": attrs.get("fill"), "text": ""})
         elif tag == "code":
             self._in_code = True
             self.code.append("")
@@ -48,7 +56,7 @@ class PageReader(HTMLParser):
             self._cell = None
         elif tag == "code":
             self._in_code = False
-        elif tag == "circle":
+        elif tag in ("circle", "path"):
             self._point = None
 
     def handle_data(self, data):
@@ -60,6 +68,7 @@ class PageReader(HTMLParser):
             self.code[-1] += data
         if self.svgs and self.lasttag == "text":
             self.svgs[-1]["text"].append(data)
+            self.svgs[-1]["labels"][-1]["text"] += data
 
 
 def read_page(text: str) -> PageReader:

@@ -37,14 +37,18 @@ def home_rows(site) -> dict[str, dict[str, str]]:
 def test_home_has_one_row_per_campaign_with_its_last_run(site, site_history):
     runs = frame(site_history, "select run_id, campaign, status, started_at, labels from runs")
     last = runs.sort_values("started_at").groupby("campaign").tail(1).set_index("campaign")
+    verdicts = frame(site_history, "select run_id, passed from verdicts where iteration is null")
     rows = home_rows(site)
     assert sorted(rows) == sorted(last.index) == ["checkout", "nightly"]
     for campaign, row in rows.items():
         assert row["run"] == last.loc[campaign, "run_id"]
         assert row["status"] == last.loc[campaign, "status"]
         assert row["labels"] == f"sut_version={dict(last.loc[campaign, 'labels'])['sut_version']}"
-        assert row["requirements held / failed"] == "0 / 0"  # the nightly bundles state no requirement
+        passed = verdicts.loc[verdicts["run_id"] == row["run"], "passed"].dropna().astype(bool)  # null: not judged
+        assert row["requirements held / failed"] == f"{passed.sum()} / {(~passed).sum()}"
     assert rows["nightly"]["run"] == f"nightly-{NIGHTLY_NIGHTS - 1:03d}"
+    assert rows["nightly"]["requirements held / failed"] == "6 / 0"  # NIGHTLY_REQUIREMENTS all hold on the last night
+    assert rows["checkout"]["requirements held / failed"] == "0 / 0"  # it states none
     assert rows["checkout"]["labels"] == f"sut_version={HOSTILE_VERSION}"
 
 
@@ -83,6 +87,22 @@ def test_trend_charts_draw_every_point_and_mark_every_change(site, site_history)
             assert chart["change"] == len(moved)
     (spark,) = [s for s in page(site, "index.html").svgs if s["class"] == "spark"][:1]
     assert spark["polyline"] == 1
+
+
+def test_trend_points_show_their_run_and_value_on_hover_an_error_rate_in_percent(site, site_history):
+    values = frame(site_history, "select * from series_values where host = '(all)' and label = '(all)' "
+                                 "and side in ('server', 'client')")
+    for campaign in ("nightly", "checkout"):
+        charts = [s for s in page(site, f"campaigns/{campaign}/index.html").svgs if s["class"] == "chart"]
+        for chart, metric in zip(charts, ("p95_ms", "calls_per_s", "error_rate")):
+            mine = values[(values["campaign"] == campaign) & (values["metric"] == metric)]
+            tips = sorted(p["tip"] for p in chart["points"])
+            if metric == "error_rate":
+                assert tips == sorted(f"{r}: {v * 100:.2f} %" for r, v in zip(mine["run_id"], mine["value"]))
+                assert all(0 < v < 0.1 for v in mine["value"])  # fractions: 1 % would read 0.01 unconverted
+                continue
+            shown = sorted((tip.split(": ")[0], float(tip.split(": ")[1].replace(",", ""))) for tip in tips)
+            assert shown == sorted((r, round(v, 3)) for r, v in zip(mine["run_id"], mine["value"]))  # to 0.001
 
 
 def test_event_pages_show_each_series_and_the_triage_command(site, site_history):

@@ -69,7 +69,10 @@ def test_each_requirement_of_the_last_run_is_drawn_from_its_verdicts(judged):
         assert [run for run, _ in shown] == list(expected["run_id"])
         for (_, figure), value, passed, point in zip(shown, expected["measured"], expected["passed"], chart["points"]):
             number, state = figure.rsplit(" ", 1)
-            assert float(number.replace(",", "")) == pytest.approx(value, rel=1e-3, abs=1e-3)
+            if requirement["metric"] == "error_rate":  # a fraction, shown in %
+                assert number == f"{value * 100:.2f} %"
+            else:
+                assert float(number.replace(",", "")) == pytest.approx(value, rel=1e-3, abs=1e-3)
             assert state == ("held" if passed else "BROKEN")
             assert (point["fill"] == RED) == (not passed)
         threshold = f"threshold {requirement['op']} {requirement['threshold']:,g}"
