@@ -152,12 +152,24 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             if taken & {at - 1, at, at + 1}:
                 continue  # the residuals' shift, seen again in the values
             taken.add(at)
+            least = MOVE_SHARE * _moved_alone(members, at, shift)
             for member, values in zip(members, clean):
                 span = (int(columns[bounds[i]]), at, int(columns[bounds[i + 2] - 1]))
                 change = _member_change(member, values, span, shift, settings)
-                if change is not None and (residual or change[1] is not None or change[0].p_value <= MEMBER_P / 10):
+                if change is not None and (residual or change[1] is not None or (
+                        change[0].p_value <= MEMBER_P / 10 and abs(change[0].change_pct) >= least)):
                     found.append((member, *change))
     return found
+
+
+def _moved_alone(members: list[Series], at: int, shift: Change) -> float:
+    """How far the members that found a group's shift alone moved (the median size of their own changes of its
+    direction up to MOVE_RUNS runs from it; the group's shift when none did): the values' shift of a group is
+    theirs, and a member without a change of its own is named from the values only when it moved at least
+    MOVE_SHARE of that (closer to them than to none), not for a third of their move its own noise made."""
+    sizes = [abs(c.change_pct) for m in members for c in m.changes if c.kind == "change" and c.change_pct is not None
+             and np.sign(c.change_pct) == np.sign(shift.change_pct) and abs(int(m.positions[c.index]) - at) <= MOVE_RUNS]
+    return float(np.median(sizes)) if sizes else abs(shift.change_pct or 0.0)
 
 
 def _pooled(members: list[Series], clean: list[np.ndarray], settings: ChangeSettings, residual: bool
