@@ -201,13 +201,41 @@ def _search(points: _Points, settings: ChangeSettings) -> list[Change]:
     return changes
 
 
-def _placed(points: _Points, splits: list[int]) -> list[int]:
+def retest(values: Sequence[float], own: list[int], fixed: list[int], settings: ChangeSettings) -> list[Change]:
+    """A series' own changes (indices into values) once a group found changes of it at `fixed`: those are new
+    bounds of its segments, so each own change is placed again and retested against its new neighbours, the weakest
+    dropped as in the merge step, until all pass. A change the series took between two shifts a week apart (one
+    level of 4 nights too short to stand alone) is placed, or dropped, once the group has found one of them."""
+    x = np.asarray(values, dtype=float)
+    present = np.flatnonzero(np.isfinite(x))
+    kept = present[~outlier_mask(x[present], settings)]
+    points = _Points(x[kept], None)
+    at = lambda indices: {int(i) for i in np.searchsorted(kept, indices)}
+    mine, bounds = at(own), at(fixed)
+    while mine:
+        splits = _placed(points, sorted(mine | bounds), bounds)
+        mine = set(splits) - bounds
+        edges = [0, *splits, points.values.size]
+        changes = {edges[i]: _change(points, *edges[i - 1 : i + 2], settings) for i in range(1, len(edges) - 1)
+                   if edges[i] in mine}
+        weakest = max(changes.values(), key=lambda c: (c.p_value, -_magnitude(c)))
+        if weakest.p_value <= settings.p_value and min(map(_magnitude, changes.values())) >= settings.min_change_pct:
+            return [replace(c, index=int(kept[c.index])) for c in changes.values()]
+        if weakest.p_value <= settings.p_value:
+            weakest = min(changes.values(), key=_magnitude)
+        mine.discard(weakest.index)
+    return []
+
+
+def _placed(points: _Points, splits: list[int], fixed: set[int] = frozenset()) -> list[int]:
     """Each split moved, one after the other, to the run up to PLACE_RUNS away where the two segments beside it (to
     the neighbouring splits) have the least squares about their means: where a shift of the mean is likeliest in
     gaussian noise. E-divisive's candidate compares z[s:τ] with z[τ:κ], not the whole segments, and a few nights
-    of noise after a small shift placed it 2-3 runs off."""
+    of noise after a small shift placed it 2-3 runs off. The `fixed` splits stay."""
     bounds = [0, *splits, points.values.size]
     for i in range(1, len(bounds) - 1):
+        if bounds[i] in fixed:
+            continue
         start, stop = bounds[i - 1], bounds[i + 1]
         x = points.values[start:stop] - np.mean(points.values[start:stop])
         k = np.arange(max(1, bounds[i] - start - PLACE_RUNS), min(stop - start - 1, bounds[i] - start + PLACE_RUNS) + 1)

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from tasks.history.changepoints import Change, ChangeSettings, detect, relative_noise
+from tasks.history.changepoints import Change, ChangeSettings, detect, relative_noise, retest
 from tasks.history.shared import MIN_SERIES, levels, shared_noise, without_outliers
 from tasks.history.significance import student_p
 
@@ -72,6 +72,13 @@ def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[S
             # the group's run replaces the member's own guess of it; a later group does not name it again
             member.changes = sorted([c for c in member.changes if c is not moved] + [change], key=lambda c: c.index)
             by[id(member), change.index] = name
+    for s in series:  # the groups' changes are new bounds of a member's segments: its own are retested between them
+        fixed = [c for c in s.changes if by[id(s), c.index] != "series"]
+        if fixed:
+            own = [c.index for c in s.changes if c.kind == "change" and by[id(s), c.index] == "series"]
+            kept = retest(s.values, own, [c.index for c in fixed], settings)
+            s.changes = sorted([c for c in s.changes if c.kind != "change"] + fixed + kept, key=lambda c: c.index)
+            by.update({(id(s), c.index): "series" for c in kept})
     return [(s, change, by[id(s), change.index]) for s in series for change in s.changes]
 
 
