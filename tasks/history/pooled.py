@@ -156,8 +156,8 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
         bounds = [0, *(c.index for c in shifts), columns.size]
         for i, shift in enumerate(shifts):
             at = int(columns[shift.index])
-            if taken & {at - 1, at, at + 1}:
-                continue  # the residuals' shift, seen again in the values
+            if taken & {at - 1, at, at + 1} or shift.pending:
+                continue  # the residuals' shift, seen again in the values; or one not settled in the group itself
             taken.add(at)
             least = MOVE_SHARE * _moved_alone(members, at, shift)
             for member, values in zip(members, clean):
