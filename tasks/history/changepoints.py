@@ -99,12 +99,14 @@ class _Points:
 
 
 def detect(values: Sequence[float], settings: ChangeSettings = ChangeSettings(),
-           calls: Sequence[float] | None = None) -> list[Change]:
+           calls: Sequence[float] | None = None, place: bool = True) -> list[Change]:
     """Change points and one-night outliers of a series ordered by run, sorted by index.
 
     NaN (and ±inf) points, runs without the metric, are skipped; indices still count them. With `calls`
     (the calls behind each point), the values are rates (error_rate) and are tested as counts; values outside
-    0..1 are no proportion and get the t-test.
+    0..1 are no proportion and get the t-test. `place`: changes are moved to where their segments fit best
+    (`_placed`); a group's series (pooled.py) is not, as it holds shifts of a few members under its threshold
+    that pull a least-squares split towards them.
     """
     x = np.asarray(values, dtype=float)
     present = np.flatnonzero(np.isfinite(x))
@@ -114,7 +116,7 @@ def detect(values: Sequence[float], settings: ChangeSettings = ChangeSettings(),
     points = _Points(x[present], np.asarray(calls, dtype=float)[present] if proportions else None)
     outlier = outlier_mask(points.values, settings)
     kept, clean = present[~outlier], points.take(~outlier)
-    changes = _search(clean, settings)
+    changes = _search(clean, settings, place)
     bounds = np.array([0, *(c.index for c in changes), clean.values.size])
     found = [replace(c, index=int(kept[c.index])) for c in changes]
     outliers = (_outlier_change(clean, bounds, kept, points.take(present == i), int(i), settings)
@@ -184,16 +186,19 @@ def _weak_splits(points: _Points, settings: ChangeSettings) -> list[int]:
         start = max(splits[-1] if splits else 0, start + settings.window // 2)
 
 
-def _search(points: _Points, settings: ChangeSettings) -> list[Change]:
+def _search(points: _Points, settings: ChangeSettings, place: bool) -> list[Change]:
     """Split and merge; then each change placed where its two segments fit best (`_placed`) and the split step run
     again inside every segment, until the changes stay (at most SEARCH_ROUNDS rounds). The split step ends at its
     first refusal, so two shifts a week apart it first took as one between them are found only inside the
-    segments on each side; the merge then drops the one between them."""
+    segments on each side; the merge then drops the one between them. Rates (tested as counts) are not placed."""
     changes = _merge(points, _weak_splits(points, settings), settings)
     for _ in range(SEARCH_ROUNDS):
-        splits = [c.index for c in changes] if points.calls is not None else _placed(points, [c.index for c in changes])
+        splits = [c.index for c in changes]
+        if place and points.calls is None:
+            splits = _placed(points, splits)
         bounds = [0, *splits, points.values.size]
-        splits += [start + s for start, stop in pairwise(bounds) for s in _weak_splits(points.part(start, stop), settings)]
+        splits += [start + s for start, stop in pairwise(bounds)
+                   for s in _weak_splits(points.part(start, stop), settings)]
         again = _merge(points, sorted(set(splits)), settings)
         if [c.index for c in again] == [c.index for c in changes]:
             return again

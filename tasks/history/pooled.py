@@ -152,7 +152,7 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
         columns, pooled = _pooled(members, clean, settings, residual)
         if np.isfinite(pooled).sum() < settings.min_runs:
             return []
-        shifts = [c for c in detect(pooled, group) if c.kind == "change"]
+        shifts = [c for c in detect(pooled, group, place=False) if c.kind == "change"]
         bounds = [0, *(c.index for c in shifts), columns.size]
         for i, shift in enumerate(shifts):
             at = int(columns[shift.index])
