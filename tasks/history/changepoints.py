@@ -245,7 +245,8 @@ def _placed(points: _Points, splits: list[int], fixed: set[int] = frozenset()) -
         x = points.values[start:stop] - np.mean(points.values[start:stop])
         k = np.arange(max(1, bounds[i] - start - PLACE_RUNS), min(stop - start - 1, bounds[i] - start + PLACE_RUNS) + 1)
         sums = np.cumsum(x)[k - 1]
-        between = sums**2 * (stop - start) / (k * (stop - start - k))  # n·m/(n+m)·(mean₁ − mean₂)², the sums centred
+        # n·m/(n+m)·(mean₁ − mean₂)², from the sums of the centred values
+        between = sums**2 * (stop - start) / (k * (stop - start - k))
         bounds[i] = start + int(k[np.argmax(between)])
     return bounds[1:-1]
 

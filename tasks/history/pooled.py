@@ -174,8 +174,9 @@ def _moved_alone(members: list[Series], at: int, shift: Change) -> float:
     direction up to MOVE_RUNS runs from it; the group's shift when none did): the values' shift of a group is
     theirs, and a member without a change of its own is named from the values only when it moved at least
     MOVE_SHARE of that (closer to them than to none), not for a third of their move its own noise made."""
-    sizes = [abs(c.change_pct) for m in members for c in m.changes if c.kind == "change" and c.change_pct is not None
-             and np.sign(c.change_pct) == np.sign(shift.change_pct) and abs(int(m.positions[c.index]) - at) <= MOVE_RUNS]
+    sizes = [abs(c.change_pct) for m in members for c in m.changes
+             if c.kind == "change" and c.change_pct is not None and np.sign(c.change_pct) == np.sign(shift.change_pct)
+             and abs(int(m.positions[c.index]) - at) <= MOVE_RUNS]
     return float(np.median(sizes)) if sizes else abs(shift.change_pct or 0.0)
 
 
