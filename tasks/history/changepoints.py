@@ -91,9 +91,6 @@ class _Points:
         return count_p(self.values[start:split], self.calls[start:split], self.values[split:stop],
                        self.calls[split:stop])
 
-    def part(self, start: int, stop: int) -> _Points:
-        return _Points(self.values[start:stop], None if self.calls is None else self.calls[start:stop])
-
     def take(self, mask: np.ndarray) -> _Points:
         return _Points(self.values[mask], None if self.calls is None else self.calls[mask])
 
@@ -166,20 +163,25 @@ def relative_noise(series: np.ndarray) -> float:
     return float(1.4826 * np.median(np.abs(steps - np.median(steps))) / np.sqrt(2))
 
 
-def _weak_splits(points: _Points, settings: ChangeSettings) -> list[int]:
-    """Split step: E-divisive in windows of `window` points, half-overlapping, at a relaxed p-value.
+def _weak_splits(points: _Points, settings: ChangeSettings, first: int = 0, size: int | None = None,
+                 seen: dict[tuple[int, int], list[int]] | None = None) -> list[int]:
+    """Split step over points[first:size]: E-divisive in windows of `window` points, half-overlapping, at a relaxed
+    p-value. `seen`: the splits of each window (start, stop) already searched, which the same window gives again.
 
     As in Otava, a window starts at the last split found in the one before (or half a window on), so the
     level after a change is analysed apart from the one before it.
     """
     relaxed = min(10 * settings.p_value, max(settings.p_value, 0.5))  # Otava's weak points: 10 x p_value
-    size = points.values.size
+    size = points.values.size if size is None else size
+    seen = {} if seen is None else seen
     found: set[int] = set()
-    start = 0
+    start = first
     while True:
         stop = min(start + settings.window, size)
-        significant = lambda a, tau, kappa, at=start: points.p(at + a, at + tau, at + kappa) <= relaxed
-        splits = [start + s for s in bisect(points.values[start:stop], significant)]
+        if (start, stop) not in seen:
+            significant = lambda a, tau, kappa, at=start: points.p(at + a, at + tau, at + kappa) <= relaxed
+            seen[start, stop] = [start + s for s in bisect(points.values[start:stop], significant)]
+        splits = seen[start, stop]
         found.update(splits)
         if stop == size:  # a window inside this one would only re-examine its points
             return sorted(found)
@@ -191,15 +193,18 @@ def _search(points: _Points, settings: ChangeSettings, place: bool) -> list[Chan
     again inside every segment, until the changes stay (at most SEARCH_ROUNDS rounds). The split step ends at its
     first refusal, so two shifts a week apart it first took as one between them are found only inside the
     segments on each side; the merge then drops the one between them. Rates (tested as counts) are not placed."""
-    changes = _merge(points, _weak_splits(points, settings), settings)
+    seen: dict[tuple[int, int], list[int]] = {}
+    changes = _merge(points, _weak_splits(points, settings, seen=seen), settings)
     for _ in range(SEARCH_ROUNDS):
         splits = [c.index for c in changes]
         if place and points.calls is None:
             splits = _placed(points, splits)
         bounds = [0, *splits, points.values.size]
-        splits += [start + s for start, stop in pairwise(bounds)
-                   for s in _weak_splits(points.part(start, stop), settings)]
-        again = _merge(points, sorted(set(splits)), settings)
+        splits = sorted({*splits, *(s for start, stop in pairwise(bounds)
+                                    for s in _weak_splits(points, settings, start, stop, seen))})
+        if splits == [c.index for c in changes]:
+            return changes  # nothing moved, nothing new: the merge would keep them as they are
+        again = _merge(points, splits, settings)
         if [c.index for c in again] == [c.index for c in changes]:
             return again
         changes = again
