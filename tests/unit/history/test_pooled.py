@@ -38,8 +38,8 @@ def test_no_shift_gives_at_most_one_false_change_in_ten_histories():
                  if c.kind == "change"]
         false += len(found)
         by_groups += sum(by != "series" for *_, by in found)
-    assert false <= 10, false
-    assert by_groups <= 5, by_groups
+    assert false <= 3, false  # what these 100 give (2026-12-04); the documented level is 10
+    assert by_groups == 0, by_groups
 
 
 @pytest.mark.parametrize(("noise", "shift"), [((0.01, 0.02), 1.06), ((0.02, 0.04), 1.06), ((0.02, 0.04), 1.08),
