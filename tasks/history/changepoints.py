@@ -195,10 +195,12 @@ def _search(points: _Points, settings: ChangeSettings, place: bool) -> list[Chan
     segments on each side; the merge then drops the one between them. Rates (tested as counts) are not placed."""
     seen: dict[tuple[int, int], list[int]] = {}
     changes = _merge(points, _weak_splits(points, settings, seen=seen), settings)
+    placed: set[int] = set()  # a split is placed once: round after round it would walk PLACE_RUNS further each time
     for _ in range(SEARCH_ROUNDS):
         splits = [c.index for c in changes]
         if place and points.calls is None:
-            splits = _placed(points, splits)
+            splits = _placed(points, splits, placed)
+            placed.update(splits)
         bounds = [0, *splits, points.values.size]
         splits = sorted({*splits, *(s for start, stop in pairwise(bounds)
                                     for s in _weak_splits(points, settings, start, stop, seen))})
