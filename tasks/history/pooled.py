@@ -22,7 +22,8 @@ within a run: at the group's run and between the group's neighbouring changes, i
 least half the group's size (closer to the group's shift than to none), and its own t-test p <= MEMBER_P
 (the group already answered whether anything moved; this only says which series did), where its own values
 split best (AGREE_RUNS); a member's own change nearby moves to the group's run when most of the group moved
-(MOVE_SHARE). See `_member_change`.
+(MOVE_SHARE). See `_member_change`. A group names members only for a change settled in its own series, and a
+member it named has its own changes retested between the group's (`changepoints.retest`).
 """
 
 from __future__ import annotations
