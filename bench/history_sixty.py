@@ -70,7 +70,8 @@ def main() -> None:
             what = near(history, key, night)
             kinds[by.split(":")[0].split(" on ")[0] if by == "series" or by.startswith("(all)") else
                   by.split(":")[0].split(" ")[0], what.split(" of night")[0].split(" placed")[0]] += 1
-            print(f"   {'/'.join(str(k) for k in key[1:])} night {night}: {change.change_pct:+.1f} %"
+            size = "from 0" if change.change_pct is None else f"{change.change_pct:+.1f} %"
+            print(f"   {'/'.join(str(k) for k in key[1:])} night {night}: {size}"
                   f"{' pending' if change.pending else ''}, by {by}; next to {what}")
     print(f"{seeds} seeds: {found} of {items} items found ({100 * found / items:.1f} %, issue: >= 85.7 %), "
           f"{settled + pending} false change points ({(settled + pending) / seeds:.1f} a history; "

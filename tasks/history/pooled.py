@@ -22,7 +22,8 @@ within a run: at the group's run and between the group's neighbouring changes, i
 least half the group's size (closer to the group's shift than to none), and its own t-test p <= MEMBER_P
 (the group already answered whether anything moved; this only says which series did), where its own values
 split best (AGREE_RUNS); a member's own change nearby moves to the group's run when most of the group moved
-(MOVE_SHARE). See `_member_change`.
+(MOVE_SHARE). See `_member_change`. A group names members only for a change settled in its own series, and a
+member it named has its own changes retested between the group's (`changepoints.retest`).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from tasks.history.changepoints import Change, ChangeSettings, detect, relative_noise
+from tasks.history.changepoints import Change, ChangeSettings, detect, relative_noise, retest
 from tasks.history.shared import MIN_SERIES, levels, shared_noise, without_outliers
 from tasks.history.significance import student_p
 
@@ -72,6 +73,13 @@ def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[S
             # the group's run replaces the member's own guess of it; a later group does not name it again
             member.changes = sorted([c for c in member.changes if c is not moved] + [change], key=lambda c: c.index)
             by[id(member), change.index] = name
+    for s in series:  # the groups' changes are new bounds of a member's segments: its own are retested between them
+        fixed = [c for c in s.changes if by[id(s), c.index] != "series"]
+        if fixed:
+            own = [c.index for c in s.changes if c.kind == "change" and by[id(s), c.index] == "series"]
+            kept = retest(s.values, own, [c.index for c in fixed], settings)
+            s.changes = sorted([c for c in s.changes if c.kind != "change"] + fixed + kept, key=lambda c: c.index)
+            by.update({(id(s), c.index): "series" for c in kept})
     return [(s, change, by[id(s), change.index]) for s in series for change in s.changes]
 
 
@@ -145,19 +153,32 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
         columns, pooled = _pooled(members, clean, settings, residual)
         if np.isfinite(pooled).sum() < settings.min_runs:
             return []
-        shifts = [c for c in detect(pooled, group) if c.kind == "change"]
+        shifts = [c for c in detect(pooled, group, place=False) if c.kind == "change"]
         bounds = [0, *(c.index for c in shifts), columns.size]
         for i, shift in enumerate(shifts):
             at = int(columns[shift.index])
-            if taken & {at - 1, at, at + 1}:
-                continue  # the residuals' shift, seen again in the values
+            if taken & {at - 1, at, at + 1} or shift.pending:
+                continue  # the residuals' shift, seen again in the values; or one not settled in the group itself
             taken.add(at)
+            least = MOVE_SHARE * _moved_alone(members, at, shift)
             for member, values in zip(members, clean):
                 span = (int(columns[bounds[i]]), at, int(columns[bounds[i + 2] - 1]))
                 change = _member_change(member, values, span, shift, settings)
-                if change is not None and (residual or change[1] is not None or change[0].p_value <= MEMBER_P / 10):
+                if change is not None and (residual or change[1] is not None or (
+                        change[0].p_value <= MEMBER_P / 10 and abs(change[0].change_pct) >= least)):
                     found.append((member, *change))
     return found
+
+
+def _moved_alone(members: list[Series], at: int, shift: Change) -> float:
+    """How far the members that found a group's shift alone moved (the median size of their own changes of its
+    direction up to MOVE_RUNS runs from it; the group's shift when none did): the values' shift of a group is
+    theirs, and a member without a change of its own is named from the values only when it moved at least
+    MOVE_SHARE of that (closer to them than to none), not for a third of their move its own noise made."""
+    sizes = [abs(c.change_pct) for m in members for c in m.changes
+             if c.kind == "change" and c.change_pct is not None and np.sign(c.change_pct) == np.sign(shift.change_pct)
+             and abs(int(m.positions[c.index]) - at) <= MOVE_RUNS]
+    return float(np.median(sizes)) if sizes else abs(shift.change_pct or 0.0)
 
 
 def _pooled(members: list[Series], clean: list[np.ndarray], settings: ChangeSettings, residual: bool

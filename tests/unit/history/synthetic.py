@@ -120,10 +120,11 @@ def _add_iteration(history: History, rng: np.random.Generator, plan: str, nights
             count = calls[label] if label in calls else sum(calls.values())
             history.series.append(Series(key, np.arange(n.size), values[label], count))
             moves = truth[label][1:] / np.maximum(truth[label][:-1], 1e-12) - 1
-            history.moves[_id(key)] = {nights[i + 1]: float(m) for i, m in enumerate(moves) if abs(m) > 1e-9}
+            history.moves[series_id(key)] = {nights[i + 1]: float(m) for i, m in enumerate(moves) if abs(m) > 1e-9}
 
 
-def _id(key: dict) -> tuple:
+def series_id(key: dict) -> tuple:
+    """A series key as the scores and the truth name it: (plan, side, host, iteration, label, metric)."""
     return tuple(key[name] for name in ("plan_id", "side", "host", "iteration", "label", "metric"))
 
 
@@ -144,9 +145,9 @@ def score(history: History, found: list[tuple[Series, object, str]], min_change_
     for s, change, _ in found:
         if change.kind == "change":
             night = history.nights[s.key["plan_id"]][change.index]
-            at.setdefault(_id(s.key), []).append((night, change.after_value - change.before_value))
+            at.setdefault(series_id(s.key), []).append((night, change.after_value - change.before_value))
     for s in history.series:
-        key = _id(s.key)
+        key = series_id(s.key)
         if s.key["metric"] not in COUNTED:
             continue
         moves, hits = history.moves.get(key, {}), at.get(key, [])

@@ -238,3 +238,34 @@ def test_a_change_below_min_change_pct_is_dropped():
 def test_a_window_too_small_for_a_split_is_refused():
     with pytest.raises(ValueError):
         ChangeSettings(window=2)
+
+
+def test_a_change_is_placed_where_its_two_segments_have_the_least_squares():
+    """`_placed` against the within-segment sums of squares computed here for every split up to 3 runs away."""
+    from tasks.history.changepoints import _placed, _Points
+
+    values = nightly(7, runs=30)
+    values[14:] *= 1.08
+    values[24:] *= 0.9
+    for guess in (11, 13, 17):
+        def squares(k, guess=guess):
+            left, right = values[:k], values[k:24]
+            return ((left - left.mean()) ** 2).sum() + ((right - right.mean()) ** 2).sum()
+        expected = min(range(guess - 3, guess + 4), key=squares)
+        assert _placed(_Points(values, None), [guess, 24], fixed={24}) == [expected, 24]
+
+
+def test_a_change_between_two_shifts_is_retested_against_the_one_a_group_found():
+    """A series' own change at 22, with a group's change at 29 (the true shift) as a new bound: [0, 22) against
+    [22, 29) is noise (p above p_value), so it goes; a change 3 runs off a true shift is placed back at it."""
+    from tasks.history.changepoints import retest
+
+    values = nightly(8, runs=40, noise=0.01)
+    values[29:] *= 1.12
+    p = stats.ttest_ind(values[:22], values[22:29]).pvalue
+    assert p > ChangeSettings().p_value
+    assert retest(values, [22], [29], ChangeSettings()) == []
+    values[12:] *= 1.1
+    (change,) = retest(values, [15], [29], ChangeSettings())
+    assert change.index == 12
+    assert change.p_value == pytest.approx(stats.ttest_ind(values[:12], values[12:29]).pvalue)

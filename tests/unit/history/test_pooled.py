@@ -9,7 +9,7 @@ import pytest
 from tasks.history.changepoints import ChangeSettings, detect
 from tasks.history.pooled import Series, find_changes
 from tasks.history.significance import count_p
-from tests.unit.history.synthetic import detect_history, score, sixty_nights
+from tests.unit.history.synthetic import detect_history, score, series_id, sixty_nights
 
 SHIFT_AT = 22
 
@@ -38,8 +38,8 @@ def test_no_shift_gives_at_most_one_false_change_in_ten_histories():
                  if c.kind == "change"]
         false += len(found)
         by_groups += sum(by != "series" for *_, by in found)
-    assert false <= 10, false
-    assert by_groups <= 5, by_groups
+    assert false <= 3, false  # what these 100 give (2026-12-04); the documented level is 10
+    assert by_groups == 0, by_groups
 
 
 @pytest.mark.parametrize(("noise", "shift"), [((0.01, 0.02), 1.06), ((0.02, 0.04), 1.06), ((0.02, 0.04), 1.08),
@@ -78,19 +78,23 @@ def test_a_group_names_only_the_labels_that_moved():
 def test_sixty_nights_like_the_issue():
     """Issue 21's kind of history (synthetic.py): shifted series x night items found at +-1 night, in the right
     direction, by the per-series detection and the groups together, 5 seeds."""
-    items, found, false, alone = 0, 0, [], 0
+    items, found, false, settled, alone = 0, 0, [], [], 0
     for seed in range(5):
         history = sixty_nights(seed)
-        result = score(history, detect_history(history))
+        changes = detect_history(history)
+        result = score(history, changes)
         items, found, false = items + result.items, found + result.found, false + result.false
+        waiting = {(series_id(s.key), history.nights[s.key["plan_id"]][c.index]) for s, c, _ in changes if c.pending}
+        settled += [f for f in result.false if f not in waiting]
         alone += score(history, [(s, c, "series") for s in history.series
                                  for c in detect(s.values, calls=s.calls if s.key["metric"] == "error_rate" else None)
                                  ]).found
     assert found >= 96 / 112 * items, (found, items)
     assert found > alone
     # what these 5 seeds give (docs/history.md, "How well it does"; bench/history_sixty.py classifies them):
-    # 13, 3 of them pending at a plan's end; not yet the 1 a history the issue asks
-    assert len(false) <= 13, false
+    # 4 settled (the issue: at most 1 a history) and 2 pending at a plan's last nights (not claimed); 13 before
+    assert len(settled) <= 4, settled
+    assert len(false) <= 6, false
 
 
 # --- rates as counts -------------------------------------------------------------------------------------------
