@@ -49,7 +49,7 @@ def trend_charts(points: list[dict[str, Any]]) -> list[str]:
                                   _mark_text(p)))
         if lines:
             labels = {i: run_id for run_id, i in at.items() if i in (0, len(at) - 1)}
-            out.append(chart_svg(Chart(title, list(lines.values()), marks, labels), len(at)))
+            out.append(chart_svg(Chart(title, list(lines.values()), marks, labels, percent=is_rate(metric)), len(at)))
     return out
 
 
@@ -77,13 +77,18 @@ def sparkline(points: list[dict[str, Any]]) -> tuple[str, str]:
     return sparkline_svg(values, len(at), changes), what
 
 
-def _figure(value: float, metric: str = "") -> str:
-    """A value as its hover text shows it: an error rate (a fraction) in %, anything else as it is."""
-    return number(value, "rate") if metric_unit(metric) == "rate" else number(value)
+def is_rate(metric: str) -> bool:
+    """A fraction (an error rate), shown in %."""
+    return metric_unit(metric) == "rate"
+
+
+def figure(value: float, metric: str = "") -> str:
+    """A value as the site shows it: an error rate (a fraction) in %, anything else as it is."""
+    return number(value, "rate") if is_rate(metric) else number(value)
 
 
 def _tip(row: dict[str, Any], value: float, what: str = "", metric: str = "") -> str:
-    return f"{row['run_id']}: {_figure(value, metric)}{' ' + what if what else ''}"
+    return f"{row['run_id']}: {figure(value, metric)}{' ' + what if what else ''}"
 
 
 def _ends(at: dict[str, int]) -> dict[int, str]:
@@ -126,9 +131,10 @@ def requirement_charts(rows: list[dict[str, Any]], at: dict[str, int]) -> list[s
                     tips=[_tip(r, r["measured"], "held" if r["passed"] else "BROKEN", r["metric"]) for r in mine],
                     failed=[not r["passed"] for r in mine])
         title = f"{requirement}: {last['rule']}, {last['judged_by']}"
-        level = (last["last_threshold"], f"threshold {last['op']} {number(last['last_threshold'])}")
+        level = (last["last_threshold"], f"threshold {last['op']} {figure(last['last_threshold'], last['metric'])}")
         marks = [m for r in mine for m in _run_marks([("", c) for c in r["changes"] or []], at[r["run_id"]], r["measured"])]
-        svg = chart_svg(Chart(title, [line], marks, x_labels=_ends(at), levels=[level]), len(at))
+        svg = chart_svg(Chart(title, [line], marks, x_labels=_ends(at), levels=[level], percent=is_rate(last["metric"])),
+                        len(at))
         note = f'<p class="grey">{escape(last["history_note"])}</p>' if last["history_note"] else ""
         out.append(svg + note)
     return out

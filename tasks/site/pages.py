@@ -11,7 +11,7 @@ from typing import Any
 from tasks.bundle.manifest import web_url
 from tasks.report.fmt import number
 from tasks.site import links
-from tasks.site.charts import OPEN, capacity_charts, positions, requirement_charts, sparkline, trend_charts
+from tasks.site.charts import OPEN, capacity_charts, figure, positions, requirement_charts, sparkline, trend_charts
 from tasks.site.data import TREND_RUNS, CampaignData
 
 RUNS_PER_PAGE = 100
@@ -170,7 +170,8 @@ def _interval(s: dict[str, Any], side: str) -> str:
         return ""
     if s[f"{side}_low"] is None:
         return f'<span class="grey">({runs} runs: too few)</span>'
-    return f'{esc(number(s[f"{side}_low"]))} – {esc(number(s[f"{side}_high"]))} <span class="grey">({runs} runs)</span>'
+    low, high = (esc(figure(s[f"{side}_{end}"], s["metric"])) for end in ("low", "high"))
+    return f'{low} – {high} <span class="grey">({runs} runs)</span>'
 
 
 def _triage_history(decisions: list[dict[str, Any]]) -> str:
@@ -189,7 +190,8 @@ def event(data: CampaignData, e: dict[str, Any], site_root: str) -> tuple[str, s
     name = data.home["campaign"]
     page = links.event_page(name, e["event_id"])
     series = [[esc(s["side"]), esc(s["host"]), esc(s["iteration"]), esc(s["label"]), esc(s["metric"]),
-               esc(number(s["before_value"])), _interval(s, "before"), esc(number(s["after_value"])),
+               esc(figure(s["before_value"], s["metric"])), _interval(s, "before"),
+               esc(figure(s["after_value"], s["metric"])),
                _interval(s, "after"), esc(number(s["change_pct"], "pct")),
                esc(number(s["p_value"], "p")), esc(s["status"]), f'<span class="wrap">{esc(s["triage_note"])}</span>']
               for s in data.event_series.get(e["event_id"], [])]

@@ -38,6 +38,7 @@ class Chart:
     marks: list[Mark] = field(default_factory=list)
     x_labels: dict[int, str] = field(default_factory=dict)
     levels: list[tuple[float, str]] = field(default_factory=list)  # horizontal dashed lines (a threshold)
+    percent: bool = False  # the values are fractions (an error rate): the y axis reads in %
 
 
 LABEL_EM = 5.6  # the width of a character of a 10 px label, about (DejaVu Sans: 5.5 to 6.1 px for digits)
@@ -69,7 +70,8 @@ def chart_svg(chart: Chart, count: int, width: int = 760, height: int = 220) -> 
              f'<text x="4" y="14" font-size="12" font-weight="600">{escape(chart.title)}</text>']
     for level in (0.0, top / 2, top):
         parts.append(f'<line x1="56" x2="{width - 12}" y1="{y(level):.1f}" y2="{y(level):.1f}" stroke="#eaeef2"/>'
-                     f'<text x="52" y="{y(level) + 4:.1f}" font-size="10" text-anchor="end">{_short(level)}</text>')
+                     f'<text x="52" y="{y(level) + 4:.1f}" font-size="10" text-anchor="end">'
+                     f'{_tick(level, chart.percent)}</text>')
     for position, text in chart.x_labels.items():
         anchor = "end" if position and position == count - 1 else "start"
         parts.append(f'<text x="{x(position):.1f}" y="{height - 8}" font-size="10" text-anchor="{anchor}">'
@@ -131,6 +133,10 @@ def sparkline_svg(values: list[tuple[int, float, bool]], count: int, changes: li
     return (f'<svg class="spark" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
             f'xmlns="http://www.w3.org/2000/svg"><polyline fill="none" stroke="{PALETTE[0]}" stroke-width="1.2" '
             f'points="{path}"/>{dots}</svg>')
+
+
+def _tick(value: float, percent: bool) -> str:
+    return f"{_short(value * 100)} %" if percent and value else _short(value)
 
 
 def _short(value: float) -> str:

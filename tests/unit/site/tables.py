@@ -81,3 +81,10 @@ def as_dicts(table: list[list[str]]) -> list[dict[str, str]]:
     """A table's body rows keyed by its header."""
     header, *body = table
     return [dict(zip(header, row)) for row in body]
+
+
+def shown_value(text: str) -> float:
+    """A figure as a page writes it, as a number: '1,234.5' -> 1234.5, a rate '1.25 %' -> 0.0125."""
+    if text.endswith(" %"):
+        return float(text[:-2].replace(",", "")) / 100
+    return float(text.replace(",", ""))

@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import binom
 
 from tests.site_history import frame
-from tests.unit.site.tables import as_dicts, read_page
+from tests.unit.site.tables import as_dicts, read_page, shown_value
 
 KEY = ["campaign", "scenario", "plan_id", "side", "host", "iteration", "label", "metric"]
 
@@ -55,7 +55,7 @@ def shown(text: str) -> tuple[float, float] | None:
     if "too few" in text:
         return None
     low, high = text.split(" (")[0].split(" – ")
-    return float(low.replace(",", "")), float(high.replace(",", ""))
+    return shown_value(low), shown_value(high)
 
 
 def test_each_segment_shows_the_95_percent_interval_of_its_median(site, site_history):

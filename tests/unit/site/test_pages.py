@@ -16,7 +16,7 @@ from tasks.warehouse.ingest import ingest_bundle
 from tests.history_nights import write_night
 from tests.site_history import CHECKOUT_FAILED, HOSTILE_VERSION, NIGHTLY_NIGHTS, frame, open_regressions
 from tests.unit.history.nightly import night
-from tests.unit.site.tables import as_dicts, read_page
+from tests.unit.site.tables import as_dicts, read_page, shown_value
 
 
 def page(site, path: str):
@@ -100,6 +100,7 @@ def test_trend_points_show_their_run_and_value_on_hover_an_error_rate_in_percent
             if metric == "error_rate":
                 assert tips == sorted(f"{r}: {v * 100:.2f} %" for r, v in zip(mine["run_id"], mine["value"]))
                 assert all(0 < v < 0.1 for v in mine["value"])  # fractions: 1 % would read 0.01 unconverted
+                assert f"{mine['value'].max() * 100:.3g} %" in chart["text"]  # the y axis's top, in % too
                 continue
             shown = sorted((tip.split(": ")[0], float(tip.split(": ")[1].replace(",", ""))) for tip in tips)
             assert shown == sorted((r, round(v, 3)) for r, v in zip(mine["run_id"], mine["value"]))  # to 0.001
@@ -117,7 +118,8 @@ def test_event_pages_show_each_series_and_the_triage_command(site, site_history)
         for m in members.to_dict("records"):
             row = by_key[(m["side"], m["host"], str(m["iteration"]), m["label"], m["metric"])]
             for column, value in (("before", m["before_value"]), ("after", m["after_value"])):
-                assert float(row[column].replace(",", "")) == pytest.approx(value, rel=1e-3, abs=1e-3)
+                assert row[column].endswith(" %") == (m["metric"] == "error_rate")  # a fraction, shown in %
+                assert shown_value(row[column]) == pytest.approx(value, rel=1e-3, abs=1e-3)
         assert f"perfcampaign triage {event_id} --acknowledge --note 'WHY'" in reader.code
 
 

@@ -75,7 +75,9 @@ def test_each_requirement_of_the_last_run_is_drawn_from_its_verdicts(judged):
                 assert float(number.replace(",", "")) == pytest.approx(value, rel=1e-3, abs=1e-3)
             assert state == ("held" if passed else "BROKEN")
             assert (point["fill"] == RED) == (not passed)
-        threshold = f"threshold {requirement['op']} {requirement['threshold']:,g}"
+        limit = (f"{requirement['threshold'] * 100:.2f} %" if requirement["metric"] == "error_rate"
+                 else f"{requirement['threshold']:,g}")
+        threshold = f"threshold {requirement['op']} {limit}"
         if requirement["threshold"] <= OFF_SCALE * expected["measured"].max():  # the last run's threshold, drawn
             assert chart["level"] == 1 and threshold in chart["text"]
         else:  # or named: drawn, it would flatten the values against the axis
