@@ -6,6 +6,8 @@ Cheap: no load runs, a second or two a night.
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -45,10 +47,10 @@ def _as_checkout(bundle: Path, number: int) -> Path:
     return bundle
 
 
-def _with_requirements(bundle: Path) -> Path:
-    """The night's bundle stating NIGHTLY_REQUIREMENTS."""
+def stating(bundle: Path, requirements: list[dict] = NIGHTLY_REQUIREMENTS) -> Path:
+    """The night's bundle stating `requirements`."""
     manifest = yaml.safe_load((bundle / "run.yaml").read_text())
-    (bundle / "run.yaml").write_text(yaml.safe_dump({**manifest, "requirements": NIGHTLY_REQUIREMENTS}, sort_keys=False))
+    (bundle / "run.yaml").write_text(yaml.safe_dump({**manifest, "requirements": requirements}, sort_keys=False))
     return bundle
 
 
@@ -57,7 +59,7 @@ def build_history(work: Path) -> Path:
     path = work / "w.duckdb"
     quiet = lambda message: None  # noqa: E731 - the ingest's progress is not wanted here
     for n in range(NIGHTLY_NIGHTS):
-        ingest_bundle(_with_requirements(write_night(work / "nightly", n, night(n))), path, progress=quiet)
+        ingest_bundle(stating(write_night(work / "nightly", n, night(n))), path, progress=quiet)
     for n in range(CHECKOUT_NIGHTS):
         levels = Night(status="failed" if n == CHECKOUT_FAILED else "completed")
         ingest_bundle(_as_checkout(write_night(work / "checkout", n, levels, seed=7), n), path, progress=quiet)
@@ -70,6 +72,15 @@ def build_history(work: Path) -> Path:
 def site_history(tmp_path_factory) -> Path:
     """The two campaigns' warehouse, built once per session (a test that changes it works on a copy)."""
     return build_history(tmp_path_factory.mktemp("site-history"))
+
+
+def copy_with(site_history: Path, root: Path, bundles: Iterable[Path]) -> Path:
+    """A copy of the two campaigns' warehouse in `root` with `bundles` ingested: a test's own later nights."""
+    warehouse = root / "w.duckdb"
+    shutil.copyfile(site_history, warehouse)
+    for bundle in bundles:
+        ingest_bundle(bundle, warehouse, progress=lambda message: None)
+    return warehouse
 
 
 def frame(path: Path, sql: str) -> pd.DataFrame:

@@ -7,15 +7,13 @@ pending) or a cross, its text naming the side, the % and the iteration."""
 from __future__ import annotations
 
 import re
-import shutil
 
 import pytest
 
 from tasks.history.analysis import analyse_run
 from tasks.site.build import build_site
-from tasks.warehouse.ingest import ingest_bundle
 from tests.history_nights import write_night
-from tests.site_history import NIGHTLY_NIGHTS, frame
+from tests.site_history import NIGHTLY_NIGHTS, copy_with, frame
 from tests.unit.history.nightly import night
 from tests.unit.site.marks import shown_marks
 from tests.unit.site.tables import read_page
@@ -27,10 +25,8 @@ LAST = NIGHTLY_NIGHTS + 4  # nights 16-20: the capacity drop of night 18 and two
 def dropped(site_history, tmp_path_factory):
     """The copy with nights 16 to 20, analysed after the last, and its site."""
     root = tmp_path_factory.mktemp("capacity-changes")
-    warehouse = root / "w.duckdb"
-    shutil.copyfile(site_history, warehouse)
-    for n in range(NIGHTLY_NIGHTS, LAST + 1):
-        ingest_bundle(write_night(root / "more", n, night(n)), warehouse, progress=lambda message: None)
+    warehouse = copy_with(site_history, root, (write_night(root / "more", n, night(n))
+                                               for n in range(NIGHTLY_NIGHTS, LAST + 1)))
     analyse_run(warehouse, f"nightly-{LAST:03d}")
     return warehouse, build_site(warehouse, root / "site")
 

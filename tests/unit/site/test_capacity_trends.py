@@ -5,16 +5,14 @@ into a copy of the two campaigns' warehouse (tests/site_history.py)."""
 from __future__ import annotations
 
 import dataclasses
-import shutil
 
 import pytest
 
 from tasks.site.build import build_site
 from tasks.site.data import TREND_RUNS
 from tasks.site.svg import GREY
-from tasks.warehouse.ingest import ingest_bundle
 from tests.history_nights import write_night
-from tests.site_history import CHECKOUT_FAILED, NIGHTLY_NIGHTS, frame
+from tests.site_history import CHECKOUT_FAILED, NIGHTLY_NIGHTS, copy_with, frame
 from tests.unit.history.nightly import night
 from tests.unit.site.tables import read_page
 
@@ -25,11 +23,9 @@ KNEE_NIGHT = NIGHTLY_NIGHTS
 def saturated(site_history, tmp_path_factory):
     """The copy with the knee's night and one more, and its site."""
     root = tmp_path_factory.mktemp("capacity-trends")
-    warehouse = root / "w.duckdb"
-    shutil.copyfile(site_history, warehouse)
-    for n in (KNEE_NIGHT, KNEE_NIGHT + 1):
-        levels = dataclasses.replace(night(n), vus_3=180) if n == KNEE_NIGHT else night(n)
-        ingest_bundle(write_night(root / "more", n, levels), warehouse, progress=lambda message: None)
+    levels = {KNEE_NIGHT: dataclasses.replace(night(KNEE_NIGHT), vus_3=180), KNEE_NIGHT + 1: night(KNEE_NIGHT + 1)}
+    warehouse = copy_with(site_history, root, (write_night(root / "more", n, night_levels)
+                                               for n, night_levels in levels.items()))
     return warehouse, build_site(warehouse, root / "site")
 
 

@@ -73,37 +73,38 @@ def test_campaign_page_lists_every_run_newest_first(site, site_history):
     assert failed[f"checkout-{CHECKOUT_FAILED:03d}"]["out of the history"].startswith("run failed")
 
 
-def test_trend_charts_draw_every_point_and_mark_every_change(site, site_history):
+def _trend_charts(site, site_history):
+    """Each campaign page's trend chart with its campaign, metric and the series values it draws (pandas)."""
     values = frame(site_history, "select * from series_values where host = '(all)' and label = '(all)' "
                                  "and side in ('server', 'client')")
-    changes = frame(site_history, "select * from change_points where host = '(all)' and label = '(all)' "
-                                  "and side in ('server', 'client') and kind = 'change'")
     for campaign in ("nightly", "checkout"):
         charts = [s for s in page(site, f"campaigns/{campaign}/index.html").svgs if s["class"] == "chart"]
+        assert len(charts) >= 3, campaign
         for chart, metric in zip(charts, ("p95_ms", "calls_per_s", "error_rate")):
-            mine = values[(values["campaign"] == campaign) & (values["metric"] == metric)]
-            assert chart["circle"] == len(mine)  # every (run, side, iteration) point, greyed ones too
-            moved = changes[(changes["campaign"] == campaign) & (changes["metric"] == metric)]
-            assert chart["change"] == len(moved)
+            yield campaign, metric, chart, values[(values["campaign"] == campaign) & (values["metric"] == metric)]
+
+
+def test_trend_charts_draw_every_point_and_mark_every_change(site, site_history):
+    changes = frame(site_history, "select * from change_points where host = '(all)' and label = '(all)' "
+                                  "and side in ('server', 'client') and kind = 'change'")
+    for campaign, metric, chart, mine in _trend_charts(site, site_history):
+        assert chart["circle"] == len(mine)  # every (run, side, iteration) point, greyed ones too
+        moved = changes[(changes["campaign"] == campaign) & (changes["metric"] == metric)]
+        assert chart["change"] == len(moved)
     (spark,) = [s for s in page(site, "index.html").svgs if s["class"] == "spark"][:1]
     assert spark["polyline"] == 1
 
 
 def test_trend_points_show_their_run_and_value_on_hover_an_error_rate_in_percent(site, site_history):
-    values = frame(site_history, "select * from series_values where host = '(all)' and label = '(all)' "
-                                 "and side in ('server', 'client')")
-    for campaign in ("nightly", "checkout"):
-        charts = [s for s in page(site, f"campaigns/{campaign}/index.html").svgs if s["class"] == "chart"]
-        for chart, metric in zip(charts, ("p95_ms", "calls_per_s", "error_rate")):
-            mine = values[(values["campaign"] == campaign) & (values["metric"] == metric)]
-            tips = sorted(p["tip"] for p in chart["points"])
-            if metric == "error_rate":
-                assert tips == sorted(f"{r}: {v * 100:.2f} %" for r, v in zip(mine["run_id"], mine["value"]))
-                assert all(0 < v < 0.1 for v in mine["value"])  # fractions: 1 % would read 0.01 unconverted
-                assert f"{mine['value'].max() * 100:.3g} %" in chart["text"]  # the y axis's top, in % too
-                continue
-            shown = sorted((tip.split(": ")[0], float(tip.split(": ")[1].replace(",", ""))) for tip in tips)
-            assert shown == sorted((r, round(v, 3)) for r, v in zip(mine["run_id"], mine["value"]))  # to 0.001
+    for _, metric, chart, mine in _trend_charts(site, site_history):
+        tips = sorted(p["tip"] for p in chart["points"])
+        if metric == "error_rate":
+            assert tips == sorted(f"{r}: {v * 100:.2f} %" for r, v in zip(mine["run_id"], mine["value"]))
+            assert all(0 < v < 0.1 for v in mine["value"])  # fractions: 1 % would read 0.01 unconverted
+            assert f"{mine['value'].max() * 100:.3g} %" in chart["text"]  # the y axis's top, in % too
+            continue
+        shown = sorted((tip.split(": ")[0], float(tip.split(": ")[1].replace(",", ""))) for tip in tips)
+        assert shown == sorted((r, round(v, 3)) for r, v in zip(mine["run_id"], mine["value"]))  # to 0.001
 
 
 def test_event_pages_show_each_series_and_the_triage_command(site, site_history):

@@ -4,16 +4,12 @@ copy of the two campaigns' warehouse (tests/site_history.py)."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
-import yaml
 
 from tasks.site.build import build_site
 from tasks.site.svg import OFF_SCALE, RED
-from tasks.warehouse.ingest import ingest_bundle
 from tests.history_nights import write_night
-from tests.site_history import NIGHTLY_NIGHTS, frame
+from tests.site_history import NIGHTLY_NIGHTS, copy_with, frame, stating
 from tests.unit.history.nightly import night
 from tests.unit.site.tables import read_page
 
@@ -35,14 +31,8 @@ def _requirements(n: int) -> list[dict]:
 def judged(site_history, tmp_path_factory):
     """The copy with three more nights stating requirements, and its site."""
     root = tmp_path_factory.mktemp("requirement-trends")
-    warehouse = root / "w.duckdb"
-    shutil.copyfile(site_history, warehouse)
-    for n in range(NIGHTLY_NIGHTS, NIGHTLY_NIGHTS + 3):
-        bundle = write_night(root / "more", n, night(n))
-        manifest = yaml.safe_load((bundle / "run.yaml").read_text())
-        stated = {**manifest, "requirements": _requirements(n)}
-        (bundle / "run.yaml").write_text(yaml.safe_dump(stated, sort_keys=False))
-        ingest_bundle(bundle, warehouse, progress=lambda message: None)
+    warehouse = copy_with(site_history, root, (stating(write_night(root / "more", n, night(n)), _requirements(n))
+                                               for n in range(NIGHTLY_NIGHTS, NIGHTLY_NIGHTS + 3)))
     return warehouse, build_site(warehouse, root / "site")
 
 
