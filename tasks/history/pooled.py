@@ -161,7 +161,9 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             if taken & {at - 1, at, at + 1} or shift.pending:
                 continue  # the residuals' shift, seen again in the values; or one not settled in the group itself
             taken.add(at)
-            least = MOVE_SHARE * _moved_alone(members, at, shift)
+            alone = _moved_alone(members, at, shift)
+            if not residual and alone is None:
+                continue  # no member found it alone: the residuals hold what no member was sure of, and had none here
             span = (int(columns[bounds[i]]), at, int(columns[bounds[i + 2] - 1]))
             for member, values in zip(members, clean):
                 change = _member_change(member, values, span, shift, settings)
@@ -171,7 +173,7 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
                 if moved is not None and not _others_moved(members, clean, member, span, moved, settings, residual):
                     continue  # the member's own shift is most of the group's: its own run is no worse
                 if residual or moved is not None or (
-                        named.p_value <= MEMBER_P / 10 and abs(named.change_pct) >= least):
+                        named.p_value <= MEMBER_P / 10 and abs(named.change_pct) >= MOVE_SHARE * alone):
                     found.append((member, named, moved))
     return found
 
@@ -195,15 +197,16 @@ def _others_moved(members: list[Series], clean: list[np.ndarray], member: Series
                 and abs(high - low) / low * 100 >= MOVE_SHARE * abs(own.change_pct))
 
 
-def _moved_alone(members: list[Series], at: int, shift: Change) -> float:
+def _moved_alone(members: list[Series], at: int, shift: Change) -> float | None:
     """How far the members that found a group's shift alone moved (the median size of their own changes of its
-    direction up to MOVE_RUNS runs from it; the group's shift when none did): the values' shift of a group is
-    theirs, and a member without a change of its own is named from the values only when it moved at least
-    MOVE_SHARE of that (closer to them than to none), not for a third of their move its own noise made."""
+    direction up to MOVE_RUNS runs from it; None when none did): the values' shift of a group is theirs, and a
+    member without a change of its own is named from the values only when it moved at least MOVE_SHARE of that
+    (closer to them than to none), not for a third of their move its own noise made. A shift of the values that
+    no member found alone names no member: what no member was sure of is the residuals' to find."""
     sizes = [abs(c.change_pct) for m in members for c in m.changes
              if c.kind == "change" and c.change_pct is not None and np.sign(c.change_pct) == np.sign(shift.change_pct)
              and abs(int(m.positions[c.index]) - at) <= MOVE_RUNS]
-    return float(np.median(sizes)) if sizes else abs(shift.change_pct or 0.0)
+    return float(np.median(sizes)) if sizes else None
 
 
 def _pooled(members: list[Series], clean: list[np.ndarray], settings: ChangeSettings, residual: bool
