@@ -9,7 +9,7 @@ each false change point with what found it (`series` or a group) and what it is 
 series 2-3 nights away (a shift placed off), the drift, the outlier / failed / excluded night, the plan's last
 runs; else `nothing near`.
 
-    .venv/bin/python bench/history_sixty.py [--seeds 5]
+    .venv/bin/python bench/history_sixty.py [--seeds 5] [--first 0]    # seeds first .. first + seeds - 1
 """
 
 from __future__ import annotations
@@ -47,12 +47,14 @@ def near(history, key: tuple, night: int) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=5)
-    seeds = parser.parse_args().seeds
+    parser.add_argument("--seeds", type=int, default=5, help="how many seeds")
+    parser.add_argument("--first", type=int, default=0, help="the first seed (held-out seeds: 10 and on)")
+    args = parser.parse_args()
+    seeds = args.seeds
     items = found = settled = pending = 0
     kinds: Counter = Counter()
     started = time.perf_counter()
-    for seed in range(seeds):
+    for seed in range(args.first, args.first + seeds):
         history = sixty_nights(seed)
         changes = detect_history(history)
         result = score(history, changes)
@@ -73,7 +75,8 @@ def main() -> None:
             size = "from 0" if change.change_pct is None else f"{change.change_pct:+.1f} %"
             print(f"   {'/'.join(str(k) for k in key[1:])} night {night}: {size}"
                   f"{' pending' if change.pending else ''}, by {by}; next to {what}")
-    print(f"{seeds} seeds: {found} of {items} items found ({100 * found / items:.1f} %, issue: >= 85.7 %), "
+    print(f"{seeds} seeds ({args.first}-{args.first + seeds - 1}): {found} of {items} items found "
+          f"({100 * found / items:.1f} %, issue: >= 85.7 %), "
           f"{settled + pending} false change points ({(settled + pending) / seeds:.1f} a history; "
           f"{settled} settled, {pending} pending), {time.perf_counter() - started:.1f} s")
     for (by, what), count in kinds.most_common():

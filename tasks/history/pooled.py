@@ -21,9 +21,10 @@ A change the group found becomes a change point of each member that moved with i
 within a run: at the group's run and between the group's neighbouring changes, in the same direction, at
 least half the group's size (closer to the group's shift than to none), and its own t-test p <= MEMBER_P
 (the group already answered whether anything moved; this only says which series did), where its own values
-split best (AGREE_RUNS); a member's own change nearby moves to the group's run when most of the group moved
-(MOVE_SHARE). See `_member_change`. A group names members only for a change settled in its own series, and a
-member it named has its own changes retested between the group's (`changepoints.retest`).
+split best (AGREE_RUNS); a member's own change nearby moves to the group's run when the group's other members
+moved there too (MOVE_SHARE, `_others_moved`). See `_member_change`. A group names members only for a change
+settled in its own series, and a member it named has its own changes retested between the group's
+(`changepoints.retest`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from tasks.history.significance import student_p
 MEMBER_P = 0.05  # a member's own t-test at the group's change, for the group to name it
 POOLED_SIZE = 0.5  # x min_change_pct: the least move of a group's series, and of a member it names
 MOVE_RUNS = 3  # a member's own change this close to the group's, in its direction, moves to the group's run
-MOVE_SHARE = 0.5  # ... when the group's shift is at least this part of it (most of the group moved)
+MOVE_SHARE = 0.5  # ... when the other members' shift there is at least this part of it (they moved too)
 AGREE_RUNS = 1  # a member the group names has its own best split this close to the group's run
 NOISE_FLOOR = 0.002  # relative noise no member is weighted beyond (a nearly constant series)
 RATES = frozenset({"error_rate"})  # proportions of the calls: tested as counts (significance.count_p)
@@ -160,25 +161,52 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             if taken & {at - 1, at, at + 1} or shift.pending:
                 continue  # the residuals' shift, seen again in the values; or one not settled in the group itself
             taken.add(at)
-            least = MOVE_SHARE * _moved_alone(members, at, shift)
+            alone = _moved_alone(members, at, shift)
+            if not residual and alone is None:
+                continue  # no member found it alone: the residuals hold what no member was sure of, and had none here
+            span = (int(columns[bounds[i]]), at, int(columns[bounds[i + 2] - 1]))
             for member, values in zip(members, clean):
-                span = (int(columns[bounds[i]]), at, int(columns[bounds[i + 2] - 1]))
                 change = _member_change(member, values, span, shift, settings)
-                if change is not None and (residual or change[1] is not None or (
-                        change[0].p_value <= MEMBER_P / 10 and abs(change[0].change_pct) >= least)):
-                    found.append((member, *change))
+                if change is None:
+                    continue
+                named, moved = change
+                if moved is not None and not _others_moved(members, clean, member, span, moved, settings, residual):
+                    continue  # the member's own shift is most of the group's: its own run is no worse
+                if residual or moved is not None or (
+                        named.p_value <= MEMBER_P / 10 and abs(named.change_pct) >= MOVE_SHARE * alone):
+                    found.append((member, named, moved))
     return found
 
 
-def _moved_alone(members: list[Series], at: int, shift: Change) -> float:
+def _others_moved(members: list[Series], clean: list[np.ndarray], member: Series, span: tuple[int, int, int],
+                  own: Change, settings: ChangeSettings, residual: bool) -> bool:
+    """Whether the group's other members (their pooled series, without `member`) moved at the group's run (span:
+    the group's segments, first position, the run, last) in the direction of the member's own change, by at least
+    MOVE_SHARE of it. Only then is the group's run other series' evidence of the member's shift; else it is the
+    member's own shift seen through the noise of members that did not move (one label of an iteration's group),
+    placed no better than by the member alone."""
+    rest = [(m, values) for m, values in zip(members, clean) if m is not member]
+    columns, pooled = _pooled([m for m, _ in rest], [values for _, values in rest], settings, residual)
+    first, at, last = span
+    before = pooled[(columns >= first) & (columns < at) & np.isfinite(pooled)]
+    after = pooled[(columns >= at) & (columns <= last) & np.isfinite(pooled)]
+    if before.size == 0 or after.size == 0:
+        return False
+    low, high = float(np.median(before)), float(np.median(after))
+    return bool(low > 0 and np.sign(high - low) == np.sign(own.change_pct)
+                and abs(high - low) / low * 100 >= MOVE_SHARE * abs(own.change_pct))
+
+
+def _moved_alone(members: list[Series], at: int, shift: Change) -> float | None:
     """How far the members that found a group's shift alone moved (the median size of their own changes of its
-    direction up to MOVE_RUNS runs from it; the group's shift when none did): the values' shift of a group is
-    theirs, and a member without a change of its own is named from the values only when it moved at least
-    MOVE_SHARE of that (closer to them than to none), not for a third of their move its own noise made."""
+    direction up to MOVE_RUNS runs from it; None when none did): the values' shift of a group is theirs, and a
+    member without a change of its own is named from the values only when it moved at least MOVE_SHARE of that
+    (closer to them than to none), not for a third of their move its own noise made. A shift of the values that
+    no member found alone names no member: what no member was sure of is the residuals' to find."""
     sizes = [abs(c.change_pct) for m in members for c in m.changes
              if c.kind == "change" and c.change_pct is not None and np.sign(c.change_pct) == np.sign(shift.change_pct)
              and abs(int(m.positions[c.index]) - at) <= MOVE_RUNS]
-    return float(np.median(sizes)) if sizes else abs(shift.change_pct or 0.0)
+    return float(np.median(sizes)) if sizes else None
 
 
 def _pooled(members: list[Series], clean: list[np.ndarray], settings: ChangeSettings, residual: bool
@@ -209,11 +237,12 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
                    settings: ChangeSettings) -> tuple[Change, Change | None] | None:
     """The member's change at the group's run (span: the group's segments, first position, the change's, last),
     when it moved with the group and has no change of its own there; with its own change of the same direction
-    up to MOVE_RUNS runs away, which it replaces when most of the group moved (the group's run is then the
-    better guess: its noise is smaller). A group of which one member moved (one label of an iteration) places
-    the change by the members that did not: it then keeps the member's own run, and names a member without one
-    only where the member's own values split best (up to AGREE_RUNS away), not at the run where the group's
-    other members, or a shift of the member at another run, put the group's change."""
+    up to MOVE_RUNS runs away, which it replaces when the other members moved there too (the group's run is then
+    the better guess: its noise is smaller; the caller asks `_others_moved`). A group of which one member moved
+    (one label of an iteration) places the change by the members that did not: the member then keeps its own run,
+    and the group names a member without one only where the member's own values split best (up to AGREE_RUNS
+    away), not at the run where the group's other members, or a shift of the member at another run, put the
+    group's change."""
     first, at, last = span
     own = [(int(member.positions[c.index]), c) for c in member.changes if c.kind == "change"]
     if shift.change_pct is None or any(abs(pos - at) <= 1 for pos, _ in own):
@@ -222,9 +251,6 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
     if any(c.change_pct is None or np.sign(c.change_pct) != np.sign(shift.change_pct) for _, c in near):
         return None  # a move of its own the other way there: not the group's
     moved = min(near, key=lambda pair: pair[0])[1] if near else None
-    if moved is not None and (moved.change_pct is None
-                              or abs(shift.change_pct) < MOVE_SHARE * abs(moved.change_pct)):
-        return None  # a shift of a few members of the group: its run is no better than the member's own
     others = [pos for pos, c in own if c is not moved]
     first = max([first, *(pos for pos in others if pos < at)])
     last = min([last, *(pos - 1 for pos in others if pos > at)])

@@ -92,9 +92,10 @@ def test_sixty_nights_like_the_issue():
     assert found >= 96 / 112 * items, (found, items)
     assert found > alone
     # what these 5 seeds give (docs/history.md, "How well it does"; bench/history_sixty.py classifies them):
-    # 4 settled (the issue: at most 1 a history) and 2 pending at a plan's last nights (not claimed); 13 before
-    assert len(settled) <= 4, settled
-    assert len(false) <= 6, false
+    # 3 settled (the issue: at most 1 a history) and 2 pending at a plan's last nights (not claimed); 4 and 2
+    # before the four rules measured on held-out seeds (2026-12-04), 10 and 3 before the placing and naming rules
+    assert len(settled) <= 3, settled
+    assert len(false) <= 5, false
 
 
 # --- rates as counts -------------------------------------------------------------------------------------------
