@@ -269,3 +269,43 @@ def test_a_change_between_two_shifts_is_retested_against_the_one_a_group_found()
     (change,) = retest(values, [15], [29], ChangeSettings())
     assert change.index == 12
     assert change.p_value == pytest.approx(stats.ttest_ind(values[:12], values[12:29]).pvalue)
+
+
+def test_a_rate_change_is_placed_where_the_errors_of_its_two_segments_are_likeliest():
+    """`_placed` for a rate against the binomial log-likelihood (scipy's pmf, night by night, each segment at its own
+    rate) of every split up to 3 runs away; least squares of the rates would follow the noisiest nights instead."""
+    from tasks.history.changepoints import _placed, _Points
+
+    rng = np.random.default_rng(35)
+    calls = rng.integers(20, 2000, 30).astype(float)  # nights of 20 calls are the noisiest rates
+    errors = rng.binomial(calls.astype(int), np.where(np.arange(30) < 14, 0.01, 0.03)).astype(float)
+    rates = errors / calls
+
+    def likelihood(k):
+        return sum(stats.binom.logpmf(errors[part], calls[part], errors[part].sum() / calls[part].sum()).sum()
+                   for part in (slice(0, k), slice(k, 30)))
+
+    def squares(k):
+        return sum(((rates[part] - rates[part].mean()) ** 2).sum() for part in (slice(0, k), slice(k, 30)))
+
+    placed = set()
+    for guess in (11, 13, 16):
+        expected = max(range(guess - 3, guess + 4), key=likelihood)
+        assert _placed(_Points(rates, calls), [guess]) == [expected]
+        placed.add(expected)
+    assert placed == {14}  # the true run, from each guess
+    assert min(range(8, 15), key=squares) == 11  # least squares, from 11: 3 runs early
+
+
+def test_one_error_among_nights_at_zero_is_no_outlier_of_a_rate():
+    """A night whose errors the count test does not set apart from its 3 neighbours on each side stays in (Fisher's
+    exact test here: 1 error in 200 calls against 0 in 1,200 is p 0.14); one that it does is an outlier."""
+    calls = np.full(40, 200.0)
+    rates = np.zeros(40)
+    rates[10] = 1 / 200
+    assert stats.fisher_exact([[1, 199], [0, 1200]]).pvalue > ChangeSettings().p_value
+    assert [c.kind for c in detect(rates)] == ["outlier"]  # as values, the night is out of line
+    assert detect(rates, calls=calls) == []  # as counts, it is a low rate's noise
+    rates[25] = 30 / 200
+    assert stats.fisher_exact([[30, 170], [0, 1200]]).pvalue <= ChangeSettings().p_value
+    assert [(c.index, c.kind) for c in detect(rates, calls=calls)] == [(25, "outlier")]
