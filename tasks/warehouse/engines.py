@@ -144,10 +144,12 @@ def _file_identity(path: str) -> tuple[str, int, int, int, int]:
 def load_extension(con: duckdb.DuckDBPyConnection, name: str) -> None:
     """LOAD an extension from its package, its signature checked by DuckDB once in this process."""
     path = extension_file(name)
-    if _file_identity(path) not in _checked:
+    identity = _file_identity(path)
+    if identity not in _checked:
         with duckdb.connect() as checking:  # DuckDB's default: a signature that is missing or wrong is refused
             checking.execute(f"load '{path}'")
-        _checked.add(_file_identity(path))
+        if _file_identity(path) == identity:  # the file checked is the one seen before it (not replaced meanwhile)
+            _checked.add(identity)
     con.execute(f"load '{path}'")
 
 
