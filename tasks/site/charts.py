@@ -48,8 +48,7 @@ def trend_charts(points: list[dict[str, Any]]) -> list[str]:
                 marks.append(Mark(at[p["run_id"]], p["value"], "pending" if p["status"] == "pending" else "change",
                                   _mark_text(p)))
         if lines:
-            labels = {i: run_id for run_id, i in at.items() if i in (0, len(at) - 1)}
-            out.append(chart_svg(Chart(title, list(lines.values()), marks, labels, percent=is_rate(metric)), len(at)))
+            out.append(chart_svg(Chart(title, list(lines.values()), marks, _ends(at), percent=is_rate(metric)), len(at)))
     return out
 
 

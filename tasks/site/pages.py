@@ -94,9 +94,10 @@ def campaign(data: CampaignData, site_root: str) -> dict[str, str]:
     judged = "".join(requirement_charts(data.requirements, at))
     judged += ('<p class="grey">each requirement of the last run: the figure it judged in each run that judged it '
                '(the worst judged value), red where it was broken, grey in failed or excluded runs; dashed red: '
-               'the last run\'s threshold (named only when far above the values); dashed red: the history\'s change points '
-               'on the series of the requirement\'s side, metric and scope at the iterations it judged (their %, '
-               'iterations and the labels that changed), dashed orange: pending; red cross: outlier.</p>' if judged else "<p>The last run states no requirement.</p>")
+               'the last run\'s threshold (named only when far above the values); dashed red: the history\'s '
+               'change points on the series of the requirement\'s side, metric and scope at the iterations it '
+               'judged (their %, iterations and the labels that changed), dashed orange: pending; red cross: '
+               'outlier.</p>' if judged else "<p>The last run states no requirement.</p>")
     capacity = "".join(capacity_charts(data.capacity, at)) or "<p>No capacity figures yet.</p>"
     if data.capacity and not any(r["knee_load_level"] is not None for r in data.capacity):
         capacity += "<p>No knee found in these runs (each report's capacity section says why).</p>"
