@@ -20,6 +20,7 @@ environment as docs/scaling.md says) and its rate printed beside the file's (tar
 from __future__ import annotations
 
 import argparse
+import resource
 import json
 import shutil
 import statistics
@@ -124,23 +125,32 @@ def typed_scan_seconds(kind: str, path: Path) -> float:
     return _timed(con, f"select {counts} from {TYPED_READ[kind]}", path)
 
 
-def duckdb_load_seconds(kind: str, path: Path, workdir: Path) -> float:
-    """DuckDB storing every column of the file in a table of a fresh database file: the least a loader does."""
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def duckdb_load_seconds(kind: str, path: Path, workdir: Path) -> tuple[float, float]:
+    """DuckDB storing every column of the file in a table of a fresh database file, closed (checkpointed) as
+    the ingest closes its warehouse: the least a loader does. Returns (wall, CPU) seconds."""
     database = workdir / f"{kind}-duckdb-load.duckdb"
     database.unlink(missing_ok=True)
+    wall, cpu = time.perf_counter(), _cpu_seconds()
     con = duckdb.connect(str(database))
-    seconds = _timed(con, f"create table rows as select * from {TYPED_READ[kind]}", path)
+    con.execute(f"create table rows as select * from {TYPED_READ[kind]}", {"path": str(path)})
     con.close()
+    wall, cpu = time.perf_counter() - wall, _cpu_seconds() - cpu
     database.unlink()
-    return seconds
+    return wall, cpu
 
 
-def ingest_in_child(bundle: Path, warehouse: Path) -> tuple[float, float]:
-    """Ingest in a fresh process; returns (seconds, peak RSS in MB of that process)."""
+def ingest_in_child(bundle: Path, warehouse: Path) -> tuple[float, float, float]:
+    """Ingest in a fresh process; returns (wall seconds, CPU seconds, peak RSS in MB of that process)."""
     code = (
-        "import sys, time, json, resource; from tasks.warehouse.ingest import ingest_bundle; t = time.perf_counter(); "
+        "import sys, time, json, resource; from tasks.warehouse.ingest import ingest_bundle; "
+        "cpu = lambda: sum(resource.getrusage(resource.RUSAGE_SELF)[:2]); t, c = time.perf_counter(), cpu(); "
         "ingest_bundle(sys.argv[1], sys.argv[2], progress=lambda m: None); "
-        "print(json.dumps({'s': time.perf_counter() - t, "
+        "print(json.dumps({'s': time.perf_counter() - t, 'cpu': cpu() - c, "
         "'rss_mb': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))"
     )
     done = subprocess.run(
@@ -149,7 +159,7 @@ def ingest_in_child(bundle: Path, warehouse: Path) -> tuple[float, float]:
     if done.returncode != 0:
         raise SystemExit(f"ingest of {bundle} failed:\n{done.stderr}")
     figures = json.loads(done.stdout.strip().splitlines()[-1])
-    return figures["s"], figures["rss_mb"]
+    return figures["s"], figures["cpu"], figures["rss_mb"]
 
 
 def _median(measure: Callable[[], tuple[float, ...]], repeat: int) -> tuple[float, ...]:
@@ -183,7 +193,7 @@ def bench_one(kind: str, rows: int, workdir: Path, lake: str | None = None, pack
         "sources": [source],
     }
 
-    def ingest(requirements: bool) -> tuple[float, float]:
+    def ingest(requirements: bool) -> tuple[float, float, float]:
         written = manifest if requirements else {key: value for key, value in manifest.items() if key != "requirements"}
         (bundle / "run.yaml").write_text(yaml.safe_dump(written, sort_keys=False))
         warehouse = workdir / f"{kind}.duckdb"
@@ -191,11 +201,11 @@ def bench_one(kind: str, rows: int, workdir: Path, lake: str | None = None, pack
         return ingest_in_child(bundle, warehouse)
 
     # paired run by run: DuckDB's load, then the ingest without and with a requirement, `repeat` times
-    load_s, bare_s, ingest_s, rss_mb = _median(
-        lambda: (duckdb_load_seconds(kind, raw, workdir), ingest(False)[0], *ingest(True)), repeat)
+    load_s, load_cpu, bare_s, bare_cpu, ingest_s, ingest_cpu, rss_mb = _median(
+        lambda: (*duckdb_load_seconds(kind, raw, workdir), *ingest(False)[:2], *ingest(True)), repeat)
     lake_s = ingest_in_child(bundle, lake)[0] if lake else None
     return {
-        "lake_s": lake_s, "bare_s": bare_s,
+        "lake_s": lake_s, "bare_s": bare_s, "bare_cpu": bare_cpu, "load_cpu": load_cpu, "ingest_cpu": ingest_cpu,
         "kind": kind, "rows": rows, "size_mb": raw.stat().st_size / 1e6, "rss_mb": rss_mb,
         "seconds": {  # the best of two for DuckDB's scans, which vary most with the page cache
             "DuckDB line scan (count lines)": min(line_scan_seconds(raw) for _ in range(2)),
@@ -214,9 +224,10 @@ def print_result(r: dict) -> None:
     for step, seconds in r["seconds"].items():
         print(f"  {step:<41} {seconds:>8.2f} {r['rows'] / seconds:>12,.0f} {seconds / ingest_s:>12.2f}")
     load_s = r["seconds"]["DuckDB load (every column into a table)"]
-    print(f"  ingest speed / DuckDB load speed: {load_s / ingest_s:.2f} (target >= 1.0)")
-    print(f"  a requirement adds {100 * (ingest_s / r['bare_s'] - 1):+.1f} % to the ingest "
-          f"({r['bare_s']:.2f} s without it; target < 5 %)")
+    print(f"  ingest speed / DuckDB load speed: {load_s / ingest_s:.2f} (target >= 1.0); in CPU time "
+          f"{r['load_cpu'] / r['ingest_cpu']:.2f} ({r['ingest_cpu']:.2f} s against {r['load_cpu']:.2f} s)")
+    print(f"  a requirement adds {100 * (ingest_s / r['bare_s'] - 1):+.1f} % to the ingest, "
+          f"{100 * (r['ingest_cpu'] / r['bare_cpu'] - 1):+.1f} % in CPU time (target < 5 %)")
     print(f"  peak RSS of the ingest: {r['rss_mb']:,.0f} MB (target < 2,048 MB at 100 M rows)", flush=True)
     if r["lake_s"]:
         print(f"  {'perfcampaign ingest into the lake':<41} {r['lake_s']:>8.2f} {r['rows'] / r['lake_s']:>12,.0f} "
