@@ -7,9 +7,12 @@ formatter writes the same groups in a few milliseconds. `TYPER_USE_RICH=1` asks 
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
-from typer import _click
 from typer.core import MarkupMode, TyperGroup
+
+if TYPE_CHECKING:  # click as Typer carries it (typer >= 0.2x); annotations only
+    from typer import _click
 
 # rich's layout only when asked: Typer's own variable (TYPER_USE_RICH=0 keeps plain text either way)
 MARKUP: MarkupMode = "rich" if os.environ.get("TYPER_USE_RICH") else None
