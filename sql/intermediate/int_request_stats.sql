@@ -1,18 +1,19 @@
 -- Request statistics of one run at the grains the public marts show, and per label for the history's series
 -- (series_values), computed in one pass; warm-up requests are left out.
 -- Percentiles are exact and interpolate linearly between closest ranks (quantile_cont, as numpy's default). A side
--- whose durations repeat (on average 10 requests or more per distinct duration: millisecond logs) has them read
--- from the count of every distinct duration (macro quantile_from_counts), which grows with the rows once and
--- holds only the distinct durations; a side with nearly unique durations (k6's microseconds) is sorted by
--- quantile_cont, which is faster there (10 M k6 durations: 15 s against 200 s by counts).
+-- whose durations repeat (int_request_paths: millisecond logs) has them read from the count of every distinct
+-- duration (int_request_counts, macro quantile_from_counts), which holds only the distinct durations and reads no
+-- row again; a side with nearly unique durations (k6's microseconds) is sorted by quantile_cont, which is faster
+-- there (10 M k6 durations: 15 s against 200 s by counts).
 -- `slow_calls`: the calls at or over `slow_call_ms`, the manifest's thresholds.slow_call_ms (default 1000).
 -- materialized: table
 -- grain: run_id, grain, iteration, side, host, status_code, label -- one row per grouping set, named by `grain`
--- upstream: requests, iterations, runs, quantile_from_counts, request_stats_grain
-with requests as not materialized (  -- read three times: never held in memory
+-- upstream: requests, int_request_paths, int_request_counts, iterations, runs, quantile_from_counts, request_stats_grain
+with requests as (  -- the sides whose durations are sorted: read once, by grouped_by_sorting
     select side, host, iteration, status_code, coalesce(label, '(none)') as label, elapsed_ms, is_error
     from requests
     where run_id = $run_id and iteration is not null and not is_warmup
+        and side in (select side from int_request_paths where not is_by_counts)
 ),
 
 settings as (
@@ -21,16 +22,12 @@ settings as (
     where run_id = $run_id
 ),
 
-by_counts as (
-    select side, approx_count_distinct(elapsed_ms) * 10 <= count(*) as is_by_counts
-    from requests
-    group by side
-),
-
 by_duration as (
-    select iteration, side, host, status_code, label, elapsed_ms, count(*) as calls, count(*) filter (where is_error) as errors
-    from requests
-    where side in (select side from by_counts where is_by_counts)
+    select
+        iteration, side, host, status_code, coalesce(label, '(none)') as label, elapsed_ms,
+        sum(calls) as calls, sum(errors) as errors
+    from int_request_counts
+    where grain = 'iteration' and iteration is not null and not is_warmup
     group by all
 ),
 
@@ -102,7 +99,6 @@ grouped_by_sorting as (
         min(elapsed_ms) as min_ms,
         max(elapsed_ms) as max_ms
     from requests
-    where side in (select side from by_counts where not is_by_counts)
     group by grouping sets ((iteration, side, host, status_code), (iteration, side, host), (iteration, side),
         (iteration, side, label))
 ),

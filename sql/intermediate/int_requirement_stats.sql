@@ -4,8 +4,11 @@
 -- (k6_metric_points, value = the point's value), narrowed the same way (label = the point's `name` tag).
 -- A background load's own results are side `background`, never part of a requirement's side.
 -- Statistics are those of int_request_stats (exact linear quantiles), taken the same two ways: from the counts
--- of distinct values where values repeat (>= 10 samples per distinct value: millisecond logs, whose 100 M
--- requests quantile_cont would hold, 1.9 GB), by quantile_cont where they are nearly unique.
+-- of distinct values where values repeat, by quantile_cont where they are nearly unique. A request requirement on
+-- a counted side (int_request_paths: millisecond logs, whose 100 M requests quantile_cont would hold, 1.9 GB)
+-- reads int_request_counts, no request row: a requirement adds next to nothing to an ingest. The samples of a
+-- sorted side and of a k6 metric are read as rows, and counted where their values repeat (>= 10 samples per
+-- distinct value in the requirement's scope).
 -- `samples_per_s` = samples / duration_s.
 -- `dropped`: the calls offered and never made, which carry no label and reached no server: a whole side's
 -- are iteration_summary.dropped (k6 dropped_iterations, a JMeter plan's shortfall; a server side shows its
@@ -17,7 +20,8 @@
 -- grain: requirement_id, iteration
 -- Rows in an iteration's warm-up are left out (requests.is_warmup, int_k6_points.is_warmup), and duration_s is
 -- the time after it.
--- upstream: requirements, iterations, requests, int_k6_points, iteration_summary, quantile_from_counts, runs
+-- upstream: requirements, iterations, requests, int_request_paths, int_request_counts, int_k6_points,
+--   iteration_summary, quantile_from_counts, runs
 with requirements as (
     select
         requirements.*,
@@ -33,6 +37,7 @@ samples as not materialized (  -- read through scoped three times: never held
     select side, host, role, null as k6_metric, label, iteration, elapsed_ms as value, is_error
     from requests
     where run_id = $run_id and iteration is not null and not is_warmup
+        and side in (select side from int_request_paths where not is_by_counts)
     union all
     select 'client' as side, host, role, metric as k6_metric, label, iteration, value, null as is_error
     from int_k6_points
@@ -77,7 +82,25 @@ by_counts as (
     group by requirement_id
 ),
 
+counted as (  -- a request requirement's samples on a counted side
+    select
+        requirements.requirement_id, counts.iteration, counts.elapsed_ms as value, sum(counts.calls) as samples,
+        sum(counts.errors) as errors, any_value(requirements.slow_at_ms) as slow_at_ms
+    from requirements
+    join int_request_counts as counts
+        on counts.grain = 'iteration'
+        and counts.side = requirements.side
+        and (requirements.host is null or counts.host = requirements.host)
+        and (requirements.role is null or counts.role = requirements.role)
+        and (requirements.label is null or counts.label glob requirements.label)
+        and (requirements.label_regex is null or regexp_full_match(counts.label, requirements.label_regex))
+    where requirements.k6_metric is null and counts.iteration is not null and not counts.is_warmup
+    group by all
+),
+
 by_value as (
+    select * from counted
+    union all by name
     select
         requirement_id, iteration, value, count(*) as samples, count(*) filter (where is_error) as errors,
         any_value(slow_at_ms) as slow_at_ms

@@ -1,31 +1,24 @@
 -- Public mart: requests per minute for time-series charts, with the iteration most of the minute's calls
 -- belong to (null when most fall outside every iteration). p95 as int_request_stats computes its percentiles:
--- from the counts of distinct durations on a side whose durations repeat (a 12 h soak's 100 M requests are
--- counted once, not held and sorted per minute), by quantile_cont on a side with nearly unique ones.
+-- from the counts of distinct durations on a side whose durations repeat (int_request_counts' `minute` grain: a
+-- 12 h soak's 100 M requests are counted once, with the other grains, not held and sorted per minute), by
+-- quantile_cont on a side with nearly unique ones.
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, side, host, minute_at
--- upstream: requests, quantile_from_counts
-with requests as not materialized (  -- read three times: never held in memory
+-- upstream: requests, int_request_paths, int_request_counts, quantile_from_counts
+with requests as (  -- the sides whose durations are sorted: read once, by `sorted`
     -- the minute by integer arithmetic: date_trunc on a timestamptz goes through ICU (3 s per 10 M rows)
     select side, host, epoch_us(started_at) // 60000000 * 60000000 as minute_us, iteration, elapsed_ms, is_error
     from requests
-    where run_id = $run_id
-),
-
-by_counts as (
-    select side, approx_count_distinct(elapsed_ms) * 10 <= count(*) as is_by_counts
-    from requests
-    group by side
+    where run_id = $run_id and side in (select side from int_request_paths where not is_by_counts)
 ),
 
 -- outside every iteration counts as one more candidate (-1)
 by_duration as (
-    select side, host, minute_us, coalesce(iteration, -1) as iteration, elapsed_ms, count(*) as calls,
-        count(*) filter (where is_error) as errors
-    from requests
-    where side in (select side from by_counts where is_by_counts)
-    group by all
+    select side, host, minute_us, coalesce(iteration, -1) as iteration, elapsed_ms, calls, errors
+    from int_request_counts
+    where grain = 'minute'
 ),
 
 main_iteration as (
@@ -78,7 +71,6 @@ sorted as (
         quantile_cont(elapsed_ms, 0.95) as p95_ms,
         max(elapsed_ms) as max_ms
     from requests
-    where side in (select side from by_counts where not is_by_counts)
     group by side, host, minute_us
 ),
 

@@ -187,12 +187,16 @@ def test_a_requirement_at_an_unknown_iteration_is_refused(tmp_path):
         load_manifest(root)
 
 
-def test_percentile_requirements_match_numpy_whether_durations_repeat_or_not(tmp_path):
-    """A host whose durations repeat is judged from counts of distinct durations, one whose durations are all
-    distinct by sorting them (int_requirement_stats' two paths): both exactly as numpy interpolates."""
+@pytest.mark.parametrize("hosts", [("a", "b"), ("a",)], ids=["side-sorted", "side-counted"])
+def test_percentile_requirements_match_numpy_whether_durations_repeat_or_not(tmp_path, hosts):
+    """int_requirement_stats' three paths, each exactly as numpy interpolates. With hosts a and b the server side's
+    durations are nearly all distinct, so its requests are read as rows: host a's requirement, whose durations
+    repeat, is judged from counts of its distinct durations, host b's by sorting them. With host a alone the side
+    is counted once for every model (int_request_counts) and the requirement reads those counts."""
     import numpy as np
 
     durations = {"a": [1 + (n * 7919) % 40 for n in range(2000)], "b": [(n * 7919) % 100_003 for n in range(2000)]}
+    durations = {host: durations[host] for host in hosts}
     logs = {
         f"{host}.log": "".join(f'10.0.0.1 - - [{START + timedelta(seconds=n % 10):%d/%b/%Y:%H:%M:%S} +0000] '
                                f'"GET /x HTTP/1.1" 200 1 {ms}\n' for n, ms in enumerate(values))
