@@ -13,7 +13,6 @@ from tasks.cli.output import echo
 from tasks.cli.query import query, show_command
 from tasks.cli.report import report_location
 from tasks.settings import DEMO_CAMPAIGN, WORK_DIR
-from tasks.warehouse.connection import warehouse_path
 
 WorkOption = Annotated[Path, typer.Option(help="local work folder for bundles being collected")]
 
@@ -70,6 +69,8 @@ def run_command(
     work_dir: WorkOption = Path(WORK_DIR),
 ) -> None:
     """Run a campaign now through Prefect: stage up, iterations, collect, store, ingest, teardown."""
+    from tasks.warehouse.connection import warehouse_path  # heavy: duckdb
+
     extra = _overrides(campaign, overrides)  # a refused key fails now, before Prefect starts
     from flows.campaign import RunOverrides, campaign_flow  # heavy: Prefect takes seconds to import
 
@@ -84,6 +85,8 @@ def demo_command(
     work_dir: WorkOption = Path(WORK_DIR),
 ) -> None:
     """Run the demo campaign (two JVM echo services, k6, vmstat, jstat) end to end and show the result."""
+    from tasks.warehouse.connection import warehouse_path  # heavy: duckdb
+
     extra = _overrides(DEMO_CAMPAIGN, overrides)
     from flows.campaign import RunOverrides, campaign_flow  # heavy: Prefect takes seconds to import
 

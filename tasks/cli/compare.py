@@ -11,7 +11,6 @@ import typer
 from tasks.cli.options import FormatOption, WarehouseOption, fail
 from tasks.cli.output import _json_value, echo, write_rows
 from tasks.settings import COMPARE_ALPHA
-from tasks.warehouse.connection import open_warehouse, warehouse_path
 
 
 def as_rows(items: list) -> tuple[list[str], list[tuple]]:
@@ -40,6 +39,7 @@ def compare_command(
         raise typer.BadParameter(f"{alpha:g}: a significance level between 0 and 1 (e.g. 0.01)", param_hint="--alpha")
     from tasks.report.compare import compare_runs, requirement_changes  # heavy: numpy, scipy, pandas
     from tasks.report.compare_hosts import compare_hosts  # heavy: numpy, scipy
+    from tasks.warehouse.connection import open_warehouse, warehouse_path  # heavy: duckdb
     with open_warehouse(warehouse_path(warehouse)) as con:
         params = {"a": run_a, "b": run_b}
         known = {r[0] for r in con.execute("select run_id from runs where run_id in ($a, $b)", params).fetchall()}

@@ -10,11 +10,11 @@ import typer
 
 from tasks.cli.options import EXIT_REGRESSION, FormatOption, WarehouseOption, fail
 from tasks.cli.output import echo, write_rows
-from tasks.history.options import HistoryError, campaign_options
-from tasks.warehouse.connection import open_warehouse, warehouse_path
-from tasks.warehouse.models import model_sql
+
 
 def _rows(con, name: str, params: dict) -> tuple[list[str], list[tuple]]:
+    from tasks.warehouse.models import model_sql  # heavy: duckdb
+
     cursor = con.execute(model_sql(f"reports/{name}"), params)
     return [d[0] for d in cursor.description], cursor.fetchall()
 
@@ -32,6 +32,9 @@ def history_command(
     fmt: FormatOption = "table",
 ) -> None:
     """A campaign's series, newest last, with change points, outliers, exclusions and plan changes marked."""
+    from tasks.history.options import campaign_options  # heavy: duckdb
+    from tasks.warehouse.connection import open_warehouse, warehouse_path  # heavy: duckdb
+
     filters = {"campaign": campaign, "scenario": scenario, "metric": metric, "side": side, "iteration": iteration,
                "label": label, "host": host}
     with open_warehouse(warehouse_path(warehouse)) as con:
@@ -84,6 +87,8 @@ def changes_command(
     fmt: FormatOption = "table",
 ) -> None:
     """Events (the change points and outliers of one shift, grouped), regressions first; for CI with --fail-on."""
+    from tasks.warehouse.connection import open_warehouse, warehouse_path  # heavy: duckdb
+
     if fail_on not in (None, "regression"):
         raise typer.BadParameter(f"{fail_on!r}: expected regression", param_hint="--fail-on")
     if status not in (None, "new", "pending", "quiet", "acknowledged", "expected", "invalid", "mixed"):
@@ -129,7 +134,9 @@ def triage_command(
     if len(chosen) != 1:
         raise typer.BadParameter("give exactly one of --acknowledge, --expected, --invalid")
     from tasks.history.analysis import history_writer  # heavy: the analysis (scipy, pandas)
+    from tasks.history.options import HistoryError  # heavy: duckdb
     from tasks.history.triage import triage_change  # heavy: the analysis (scipy, pandas)
+    from tasks.warehouse.connection import warehouse_path  # heavy: duckdb
 
     try:
         with history_writer(warehouse_path(warehouse)) as con:
@@ -146,7 +153,9 @@ def exclude_command(
 ) -> None:
     """Mark a run invalid: it leaves every series of its campaign, which is re-analysed."""
     from tasks.history.analysis import history_writer  # heavy: the analysis (scipy, pandas)
+    from tasks.history.options import HistoryError  # heavy: duckdb
     from tasks.history.triage import exclude_run  # heavy: the analysis (scipy, pandas)
+    from tasks.warehouse.connection import warehouse_path  # heavy: duckdb
 
     path = warehouse_path(warehouse)
     if not path.exists():
@@ -163,6 +172,7 @@ def exclude_command(
 def analyse_after(warehouse: str | None, run_id: str) -> None:
     """After an ingest or a validation: re-analyse the run's campaign and say what it found, on stderr."""
     from tasks.history.analysis import analyse_run  # heavy: scipy, pandas
+    from tasks.warehouse.connection import warehouse_path  # heavy: duckdb
 
     outcome = analyse_run(warehouse_path(warehouse), run_id)
     echo(outcome.line(), err=True)

@@ -12,6 +12,7 @@ import os
 import typer
 
 from tasks.cli import campaign, compare, history, query, report, site, validate, warehouse
+from tasks.cli.help import MARKUP, GroupedHelp
 from tasks.cli.options import DebugOption, exit_on_error, set_debug
 
 # Offline machines: Prefect's telemetry would only print errors; its first start migrates a database.
@@ -19,12 +20,14 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "180")
 
 app = typer.Typer(
+    cls=GroupedHelp,
+    rich_markup_mode=MARKUP,  # plain text unless asked (help.py)
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,  # a failure is one line (options.exit_on_error); --debug prints the traceback
     help="Performance-test campaigns end to end; every result queryable with SQL.",
 )
-warehouse_app = typer.Typer(no_args_is_help=True, help="Copy runs between warehouses; clean a lake's old files.")
+warehouse_app = typer.Typer(cls=GroupedHelp, rich_markup_mode=MARKUP, no_args_is_help=True, help="Copy runs between warehouses; clean a lake's old files.")
 
 
 @app.callback()

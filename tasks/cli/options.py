@@ -11,7 +11,6 @@ from __future__ import annotations
 import traceback
 from typing import Annotated, NoReturn, Optional
 
-import duckdb
 import typer
 
 from tasks.cli.output import FORMATS, echo
@@ -55,9 +54,12 @@ def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
 
 def _expected(exc: BaseException) -> bool:
     """A failure that is the input's or the surroundings' (ours, DuckDB's, the file system's), not a bug. Told by
-    where its class is defined: importing each error class here would cost every command its start-up."""
-    project = any(cls.__module__.split(".")[0] in ("tasks", "flows") for cls in type(exc).__mro__)
-    return project or isinstance(exc, duckdb.Error | OSError)
+    where its class is defined: importing each error class here (duckdb's too) would cost every command its
+    start-up, `--help` included."""
+    classes = type(exc).__mro__
+    project = any(cls.__module__.split(".")[0] in ("tasks", "flows") for cls in classes)
+    duckdb_error = any((cls.__module__, cls.__name__) == ("_duckdb", "Error") for cls in classes)
+    return project or duckdb_error or isinstance(exc, OSError)
 
 
 def exit_on_error(exc: Exception) -> NoReturn:

@@ -11,12 +11,12 @@ from tasks.cli.matrix import write_hooks, write_matrix, write_offered, write_soa
 from tasks.cli.options import FormatOption, WarehouseOption, fail
 from tasks.cli.output import echo, write_rows
 from tasks.report.drift_words import DRIFT_COLUMNS, drift_cells
-from tasks.warehouse.connection import open_warehouse, warehouse_path
-from tasks.warehouse.models import model_sql
 
 
 def query(warehouse: str | Path | None, sql: str, params: dict | None = None) -> tuple[list[str], list[tuple]]:
     """Columns and rows of one read-only query."""
+    from tasks.warehouse.connection import open_warehouse, warehouse_path  # heavy: duckdb
+
     with open_warehouse(warehouse_path(warehouse)) as con:
         cursor = con.execute(sql, params)
         if cursor.description is None:  # a statement without a result (SET, PRAGMA...)
@@ -38,6 +38,8 @@ def sql_command(
 
 def runs_command(warehouse: WarehouseOption = None, fmt: FormatOption = "table") -> None:
     """List the runs in the warehouse, newest first."""
+    from tasks.warehouse.models import model_sql  # heavy: duckdb
+
     columns, rows = query(warehouse, model_sql("reports/runs"))
     write_rows(columns, rows, fmt)
 
@@ -50,6 +52,9 @@ def show_command(
     """The per-iteration table of a run (both sides, each host and all hosts), an open model's offered against
     achieved load, its verdicts, a matrix run's pivot (load level down, series across) and the stage hooks run
     per iteration."""
+    from tasks.warehouse.connection import warehouse_path  # heavy: duckdb
+    from tasks.warehouse.models import model_sql  # heavy: duckdb
+
     params = {"run_id": run_id}
     columns, rows = query(warehouse, model_sql("reports/show_iterations"), params)
     if not rows:
@@ -71,6 +76,8 @@ def show_command(
 def show_soak(warehouse: str | None, run_id: str, fmt: str) -> None:
     """A soak's part of `show`: where its load came from, its summary per side, its resources per host and its
     drift verdicts (mart soak_drift), each trend worsening or improving in a period it reads in."""
+    from tasks.warehouse.models import model_sql  # heavy: duckdb
+
     columns, rows = query(warehouse, model_sql("reports/report_soak"), {"run_id": run_id})
     if not rows:
         return

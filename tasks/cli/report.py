@@ -9,7 +9,6 @@ import typer
 
 from tasks.cli.options import WarehouseOption, fail
 from tasks.cli.output import echo
-from tasks.warehouse.connection import warehouse_path
 
 
 def report_command(
@@ -25,6 +24,7 @@ def report_command(
     from tasks.report.build import build_report, record_report  # heavy: pandas, matplotlib
     from tasks.report.build import publish as put  # heavy: pandas, matplotlib
     from tasks.report.data import ReportError  # heavy: pandas, matplotlib
+    from tasks.warehouse.connection import warehouse_path  # heavy: duckdb
 
     path = warehouse_path(warehouse)
     folder = out or Path("perfcampaign-reports") / run_id
@@ -52,5 +52,6 @@ def _store_of(bundle_uri: str, run_id: str):
 def report_location(run_id: str, warehouse: str | None = None) -> str:
     """Where the run's latest report is (a path for local files), or how to make one."""
     from tasks.report.build import as_local_path, latest_report  # heavy: pandas, matplotlib
+    from tasks.warehouse.connection import warehouse_path  # heavy: duckdb
     uri = latest_report(warehouse_path(warehouse), run_id)
     return as_local_path(uri) if uri else f"none yet (make one with `perfcampaign report {run_id}`)"

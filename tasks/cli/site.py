@@ -10,7 +10,6 @@ import typer
 
 from tasks.cli.options import WarehouseOption
 from tasks.cli.output import echo
-from tasks.warehouse.connection import warehouse_path
 
 
 def site_command(
@@ -21,6 +20,7 @@ def site_command(
     """Build the site (home, one page per campaign and per event); only changed pages are rewritten. Prints the
     home page's path (or URI when published)."""
     from tasks.site.publish import build_and_publish  # heavy: pandas (number formats), boto3 for S3
+    from tasks.warehouse.connection import warehouse_path  # heavy: duckdb
 
     result, home = build_and_publish(warehouse_path(warehouse), out or Path("perfcampaign-site"), store)
     echo(f"site: {len(result.pages)} pages, {len(result.written)} written, {len(result.removed)} removed"

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tasks.cli.output import echo
-from tasks.warehouse.verdicts import expectation_text, verdict_word
 
 if TYPE_CHECKING:  # the ingest (pydantic, the readers) is loaded by the command that ingests, not at start-up
     from tasks.warehouse.ingest import IngestReport
@@ -13,6 +12,8 @@ if TYPE_CHECKING:  # the ingest (pydantic, the readers) is loaded by the command
 
 def print_ingest_report(report: IngestReport) -> None:
     """One screen about what was loaded and whether the requirements hold."""
+    from tasks.warehouse.verdicts import expectation_text, verdict_word  # heavy: duckdb
+
     sides = ", ".join(f"{count:,} {side}" for side, count in report.requests_by_side.items()) or "none"
     echo(f"run {report.run_id}: loaded into {report.warehouse} in {report.seconds:.1f} s")
     echo(f"  requests: {sides}; outside every iteration: {report.unmapped_requests:,}")

@@ -11,7 +11,6 @@ import typer
 from tasks.cli.history import analyse_after
 from tasks.cli.options import FormatOption, WarehouseOption, fail
 from tasks.cli.output import echo, write_rows
-from tasks.warehouse.connection import warehouse_path
 
 
 def validate_command(
@@ -23,6 +22,7 @@ def validate_command(
     """Check a run's data against the suites in expectations/; exit 1 when a critical expectation fails."""
     echo(f"validating {run_id} (Great Expectations takes a few seconds to load)", err=True)
     from tasks.validate.run import ValidationError, validate_run  # heavy: Great Expectations, pandas
+    from tasks.warehouse.connection import warehouse_path  # heavy: duckdb
     try:
         summary = validate_run(warehouse_path(warehouse), run_id, out)
     except ValidationError as exc:
