@@ -139,9 +139,10 @@ def run_iterations(run: CampaignRun, progress) -> None:
 
 
 def warm_up_publishing() -> None:
-    """Import what the validation and the report use first (Great Expectations and its context, matplotlib) in a
-    thread, while the stage closes and the bundle loads: 2-3 s of the road from the last iteration to the report
-    otherwise, and the closing steps wait on the hosts, the ingest's reading of a gzip file keeps one core."""
+    """Build what the validation and the report use first (Great Expectations and its context, matplotlib) in a
+    thread, while the stage closes and the bundle loads: 2-3 s on the road from the last iteration to the report
+    otherwise. The closing steps mostly wait on the hosts and the ingest reads a gzip file on one core, so the
+    thread finds a core that would idle."""
 
     def warm_up() -> None:
         try:
