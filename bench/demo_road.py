@@ -30,6 +30,7 @@ TICK = os.sysconf("SC_CLK_TCK")
 FINISHED = re.compile(r"\| Task run '([^']+)' - Finished in state")
 READING = re.compile(r"\| Task run 'ingest' - reading \S+ \((\w+),")
 INGEST_LINE = re.compile(r"\| Task run 'ingest' - (reading|checking|clock of|building marts)")
+ROWS = re.compile(r"\| Task run 'ingest' -   ([\d,]+) rows, ")
 CLOSING = ("stop-monitors", "collect", "teardown", "write-bundle")
 
 
@@ -66,6 +67,7 @@ def road(lines: list[tuple[float, float, str]]) -> list[tuple[str, float, float]
     if not ends:
         raise SystemExit("no iteration finished in the demo's log")
     steps: dict[str, list[float]] = {}
+    rows: dict[str, int] = {}  # rows read per source kind
     last_wall, last_cpu = lines[ends[-1]][:2]
     ingest_part = None  # the ingest's current piece: a source kind, "checks and clocks" or "marts"
 
@@ -77,7 +79,9 @@ def road(lines: list[tuple[float, float, str]]) -> list[tuple[str, float, float]
         last_wall, last_cpu = wall, cpu
 
     for wall, cpu, line in lines[ends[-1] + 1:]:
-        finished, piece = FINISHED.search(line), INGEST_LINE.search(line)
+        finished, piece, read = FINISHED.search(line), INGEST_LINE.search(line), ROWS.search(line)
+        if read and ingest_part:
+            rows[ingest_part] = rows.get(ingest_part, 0) + int(read.group(1).replace(",", ""))
         if piece:
             close(f"  ingest: {ingest_part}" if ingest_part else "  ingest: open, manifest", wall, cpu)
             reading = READING.search(line)
@@ -91,7 +95,8 @@ def road(lines: list[tuple[float, float, str]]) -> list[tuple[str, float, float]
                 close("close stage (" + ", ".join(CLOSING) + ")" if task in CLOSING else task, wall, cpu)
             if task == "site":
                 break
-    return [(name, wall, cpu) for name, (wall, cpu) in steps.items()]
+    named = {f"  ingest: {kind}": f"  ingest: {kind} ({count:,} rows)" for kind, count in rows.items()}
+    return [(named.get(name, name), wall, cpu) for name, (wall, cpu) in steps.items()]
 
 
 def main() -> None:
