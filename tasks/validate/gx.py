@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -16,6 +17,7 @@ import pandas as pd
 
 UNEXPECTED_ROWS_KEPT = 20  # rows of evidence kept per failed expectation
 OBSERVED_ROWS_SHOWN = 3  # rows named in the one-line `observed` text
+_BUILDING = threading.Lock()  # one build, also when a thread started it ahead (`prepare_context`)
 
 
 @dataclass
@@ -47,12 +49,20 @@ def _dataframe_batches():
     return source.add_dataframe_asset("run_rows").add_batch_definition_whole_dataframe("run")
 
 
+def prepare_context() -> None:
+    """Import Great Expectations and build the process's context now (~2-3 s on first use), e.g. in a thread
+    while the run's bundle is loaded, so that the validation after it does not wait for them."""
+    with _BUILDING:
+        _dataframe_batches()
+
+
 def run_suites(
     suites: list[tuple[dict[str, Any], pd.DataFrame]], parameters: dict[str, float]
 ) -> list[ExpectationOutcome]:
     """Validate each (suite definition, DataFrame) pair; `parameters` fill `{"$PARAMETER": name}` values."""
     import great_expectations as gx
 
+    prepare_context()
     batch_definition = _dataframe_batches()
     outcomes: list[ExpectationOutcome] = []
     for definition, frame in suites:

@@ -248,3 +248,20 @@ def test_a_jmeter_summary_that_disagrees_with_its_jtl_fails_and_says_so(tmp_path
     assert ("jmeter_summaries", "summary_agrees_with_jtl") in failures
     details = failures[("jmeter_summaries", "summary_agrees_with_jtl")][3]
     assert _unexpected(details, "path", "summary_calls", "jtl_calls") == [("jm/jmeter-iter1.log", 102, 100)]
+
+
+def test_a_context_prepared_in_a_thread_is_the_one_the_validation_uses(tmp_path):
+    """The campaign flow builds GX's context in a thread while the bundle loads (flows/campaign.py); a validation
+    that starts before the thread is done waits for it instead of building a second one."""
+    import threading
+
+    from tasks.validate import gx
+
+    warehouse = _load(tmp_path, runs.write_run(tmp_path / "b", "clean"))
+    gx._dataframe_batches.cache_clear()
+    ahead = threading.Thread(target=gx.prepare_context)
+    ahead.start()  # building (~0.3 s with GX imported) while validate_run fetches its check rows
+    summary = validate_run(warehouse, "clean")
+    ahead.join()
+    assert summary.success and summary.evaluated == EXPECTATION_COUNT
+    assert gx._dataframe_batches.cache_info().misses == 1
