@@ -73,8 +73,10 @@ def generate_access_log(path: Path, rows: int, rate_per_s: int) -> None:
     )
 
 
-def generate_jtl(path: Path, rows: int, rate_per_s: int) -> None:
-    """CSV JTL with JMeter's default columns, a quoted failure message on 0.1 % of rows."""
+def generate_jtl(path: Path, rows: int, rate_per_s: int, spread_ms: int | None = None) -> None:
+    """CSV JTL with JMeter's default columns, a quoted failure message on 0.1 % of rows. Elapsed: 1-250 ms, five
+    values per label; with `spread_ms`, a hash of the row spread over 1..spread_ms (most values distinct)."""
+    elapsed = f"1 + hash(i) % {int(spread_ms)}" if spread_ms else "1 + (i * 7919) % 250"
     header = (
         "timeStamp,elapsed,label,responseCode,responseMessage,threadName,dataType,success,failureMessage,"
         "bytes,sentBytes,grpThreads,allThreads,URL,Latency,IdleTime,Connect"
@@ -82,7 +84,7 @@ def generate_jtl(path: Path, rows: int, rate_per_s: int) -> None:
     duckdb.sql(
         f"""
         copy (
-            select {START_EPOCH_MS} + (i * 1000 // {rate_per_s}) || ',' || (1 + (i * 7919) % 250) || ',GET item '
+            select {START_EPOCH_MS} + (i * 1000 // {rate_per_s}) || ',' || ({elapsed}) || ',GET item '
                 || (i % 50) || ',' || case when i % 1000 = 7 then '503,Service Unavailable' else '200,OK' end
                 || ',Thread Group 1-' || (i % 64) || ',text,' || case when i % 1000 = 7 then 'false' else 'true' end
                 || ',' || case when i % 1000 = 7 then '"Test failed: code expected 200, got 503"' else '' end

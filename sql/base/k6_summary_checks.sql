@@ -8,7 +8,8 @@
 -- `http_req_failed.rate`, `http_req_failed.passes` (k6 counts a failed request as a TRUE value, a
 -- "pass" of the rate). Counts must be equal; other values agree within $rel_tolerance (k6 up to 1.1
 -- sorts every value and interpolates linearly, as quantile_cont and numpy do, so they match to the
--- last digit). With no raw source to compare, points_value and agrees are NULL.
+-- last digit; so linear here whatever the run's percentile_method). With no raw source to compare, points_value
+-- and agrees are NULL.
 with summary as (
     select
         unnest($metrics::varchar[]) as metric,

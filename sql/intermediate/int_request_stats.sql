@@ -1,14 +1,16 @@
 -- Request statistics of one run at the grains the public marts show, and per label for the history's series
 -- (series_values), computed in one pass; warm-up requests are left out.
--- Percentiles are exact and interpolate linearly between closest ranks (quantile_cont, as numpy's default). A side
--- whose durations repeat (int_request_paths: millisecond logs) has them read from the count of every distinct
--- duration (int_request_counts, macro quantile_from_counts), which holds only the distinct durations and reads no
--- row again; a side with nearly unique durations (k6's microseconds) is sorted by quantile_cont, which is faster
--- there (10 M k6 durations: 15 s against 200 s by counts).
+-- Percentiles are exact, by the run's percentile_method (macro percentile_method): `linear` interpolates between
+-- closest ranks (quantile_cont, numpy's default), `nearest_rank` takes the value at rank ceil(q n) (quantile_disc,
+-- numpy's inverted_cdf). A side whose durations repeat (int_request_paths: millisecond logs) has them read from the
+-- count of every distinct duration (int_request_counts, macro quantile_from_counts_by), which holds only the distinct
+-- durations and reads no row again; a side with nearly unique durations (k6's microseconds) is sorted (macro
+-- quantile_by), which is faster there (10 M k6 durations: 15 s against 200 s by counts).
 -- `slow_calls`: the calls at or over `slow_call_ms`, the manifest's thresholds.slow_call_ms (default 1000).
 -- materialized: table
 -- grain: run_id, grain, iteration, side, host, status_code, label -- one row per grouping set, named by `grain`
--- upstream: requests, int_request_paths, int_request_counts, iterations, runs, quantile_from_counts, request_stats_grain
+-- upstream: requests, int_request_paths, int_request_counts, iterations, runs, quantile_from_counts_by, quantile_by,
+--   percentile_method, request_stats_grain
 with requests as (  -- the sides whose durations are sorted: read once, by grouped_by_sorting
     select side, host, iteration, status_code, coalesce(label, '(none)') as label, elapsed_ms, is_error
     from requests
@@ -17,7 +19,9 @@ with requests as (  -- the sides whose durations are sorted: read once, by group
 ),
 
 settings as (
-    select coalesce((manifest -> 'thresholds' ->> 'slow_call_ms')::double, 1000) as slow_call_ms
+    select
+        coalesce((manifest -> 'thresholds' ->> 'slow_call_ms')::double, 1000) as slow_call_ms,
+        percentile_method(manifest) as percentile_method
     from runs
     where run_id = $run_id
 ),
@@ -73,10 +77,14 @@ grouped_by_counts as (
         coalesce(sum(calls) filter (where elapsed_ms >= (select slow_call_ms from settings)), 0)::bigint as slow_calls,
         sum(elapsed_ms * calls) filter (where elapsed_ms is not null)
             / sum(calls) filter (where elapsed_ms is not null) as avg_ms,
-        quantile_from_counts(elapsed_ms, running_calls, last_rank, 0.5) as p50_ms,
-        quantile_from_counts(elapsed_ms, running_calls, last_rank, 0.9) as p90_ms,
-        quantile_from_counts(elapsed_ms, running_calls, last_rank, 0.95) as p95_ms,
-        quantile_from_counts(elapsed_ms, running_calls, last_rank, 0.99) as p99_ms,
+        quantile_from_counts_by((select percentile_method from settings), elapsed_ms, running_calls, last_rank,
+            0.5) as p50_ms,
+        quantile_from_counts_by((select percentile_method from settings), elapsed_ms, running_calls, last_rank,
+            0.9) as p90_ms,
+        quantile_from_counts_by((select percentile_method from settings), elapsed_ms, running_calls, last_rank,
+            0.95) as p95_ms,
+        quantile_from_counts_by((select percentile_method from settings), elapsed_ms, running_calls, last_rank,
+            0.99) as p99_ms,
         min(elapsed_ms) as min_ms,
         max(elapsed_ms) as max_ms
     from ranked
@@ -95,7 +103,7 @@ grouped_by_sorting as (
         count(*) filter (where is_error) as errors,
         count(*) filter (where elapsed_ms >= (select slow_call_ms from settings)) as slow_calls,
         avg(elapsed_ms) as avg_ms,
-        quantile_cont(elapsed_ms, [0.5, 0.9, 0.95, 0.99]) as quantiles_ms,
+        quantile_by((select percentile_method from settings), elapsed_ms, [0.5, 0.9, 0.95, 0.99]) as quantiles_ms,
         min(elapsed_ms) as min_ms,
         max(elapsed_ms) as max_ms
     from requests

@@ -3,10 +3,10 @@
 -- host and the role of the source's host (value = elapsed_ms); a k6 metric's are that metric's points
 -- (k6_metric_points, value = the point's value), narrowed the same way (label = the point's `name` tag).
 -- A background load's own results are side `background`, never part of a requirement's side.
--- Statistics are those of int_request_stats (exact linear quantiles), taken the same two ways: from the counts
--- of distinct values where values repeat, by quantile_cont where they are nearly unique. A request requirement on
--- a counted side (int_request_paths: millisecond logs, whose 100 M requests quantile_cont would hold, 1.9 GB)
--- reads int_request_counts, no request row: a requirement adds next to nothing to an ingest. The samples of a
+-- Statistics are those of int_request_stats (exact percentiles by the run's percentile_method), taken the same two
+-- ways: from the counts of distinct values where values repeat, by sorting where they are nearly unique. A request
+-- requirement on a counted side (int_request_paths: millisecond logs, whose 100 M requests a sort would hold,
+-- 1.9 GB) reads int_request_counts, no request row: a requirement adds next to nothing to an ingest. The samples of a
 -- sorted side and of a k6 metric are read as rows, and counted where their values repeat (>= 10 samples per
 -- distinct value in the requirement's scope).
 -- `samples_per_s` = samples / duration_s.
@@ -21,8 +21,12 @@
 -- Rows in an iteration's warm-up are left out (requests.is_warmup, int_k6_points.is_warmup), and duration_s is
 -- the time after it.
 -- upstream: requirements, iterations, requests, int_request_paths, int_request_counts, int_k6_points,
---   iteration_summary, quantile_from_counts, runs
-with requirements as (
+--   iteration_summary, quantile_from_counts_by, quantile_by, percentile_method, runs
+with settings as (
+    select percentile_method(manifest) as percentile_method from runs where run_id = $run_id
+),
+
+requirements as (
     select
         requirements.*,
         case when requirements.k6_metric is null then coalesce(
@@ -129,10 +133,10 @@ grouped_by_counts as (
         any_value(slow_at_ms) as slow_call_ms,
         sum(value * samples) / sum(samples) filter (where value is not null) as avg_value,
         [
-            quantile_from_counts(value, running_samples, last_rank, 0.5),
-            quantile_from_counts(value, running_samples, last_rank, 0.9),
-            quantile_from_counts(value, running_samples, last_rank, 0.95),
-            quantile_from_counts(value, running_samples, last_rank, 0.99)
+            quantile_from_counts_by((select percentile_method from settings), value, running_samples, last_rank, 0.5),
+            quantile_from_counts_by((select percentile_method from settings), value, running_samples, last_rank, 0.9),
+            quantile_from_counts_by((select percentile_method from settings), value, running_samples, last_rank, 0.95),
+            quantile_from_counts_by((select percentile_method from settings), value, running_samples, last_rank, 0.99)
         ] as quantiles,
         min(value) as min_value,
         max(value) as max_value,
@@ -151,7 +155,7 @@ grouped_by_sorting as (
         count(*) filter (where value >= slow_at_ms) as slow_calls,
         any_value(slow_at_ms) as slow_call_ms,
         avg(value) as avg_value,
-        quantile_cont(value, [0.5, 0.9, 0.95, 0.99]) as quantiles,
+        quantile_by((select percentile_method from settings), value, [0.5, 0.9, 0.95, 0.99]) as quantiles,
         min(value) as min_value,
         max(value) as max_value,
         sum(value) as total,

@@ -1,13 +1,18 @@
 -- Public mart: requests per minute for time-series charts, with the iteration most of the minute's calls
--- belong to (null when most fall outside every iteration). p95 as int_request_stats computes its percentiles:
--- from the counts of distinct durations on a side whose durations repeat (int_request_counts' `minute` grain: a
--- 12 h soak's 100 M requests are counted once, with the other grains, not held and sorted per minute), by
--- quantile_cont on a side with nearly unique ones.
+-- belong to (null when most fall outside every iteration). p95 as int_request_stats computes its percentiles, by
+-- the run's percentile_method: from the counts of distinct durations on a side whose durations repeat
+-- (int_request_counts' `minute` grain: a 12 h soak's 100 M requests are counted once, with the other grains, not
+-- held and sorted per minute), by sorting on a side with nearly unique ones.
 -- materialized: incremental
 -- unique_key: run_id
 -- grain: run_id, side, host, minute_at
--- upstream: requests, int_request_paths, int_request_counts, quantile_from_counts
-with requests as (  -- the sides whose durations are sorted: read once, by `sorted`
+-- upstream: requests, int_request_paths, int_request_counts, runs, quantile_from_counts_by, quantile_by,
+--   percentile_method
+with settings as (
+    select percentile_method(manifest) as percentile_method from runs where run_id = $run_id
+),
+
+requests as (  -- the sides whose durations are sorted: read once, by `sorted`
     -- the minute by integer arithmetic: date_trunc on a timestamptz goes through ICU (3 s per 10 M rows)
     select side, host, epoch_us(started_at) // 60000000 * 60000000 as minute_us, iteration, elapsed_ms, is_error
     from requests
@@ -52,7 +57,9 @@ counted as (
         sum(ranked.errors)::bigint as errors,
         sum(ranked.elapsed_ms * ranked.calls) filter (where ranked.elapsed_ms is not null)
             / sum(ranked.calls) filter (where ranked.elapsed_ms is not null) as avg_ms,
-        quantile_from_counts(ranked.elapsed_ms, ranked.running_calls, ranked.last_rank, 0.95) as p95_ms,
+        quantile_from_counts_by(
+            (select percentile_method from settings), ranked.elapsed_ms, ranked.running_calls, ranked.last_rank, 0.95
+        ) as p95_ms,
         max(ranked.elapsed_ms) as max_ms
     from ranked
     join main_iteration using (side, host, minute_us)
@@ -68,7 +75,7 @@ sorted as (
         count(*) as calls,
         count(*) filter (where is_error) as errors,
         avg(elapsed_ms) as avg_ms,
-        quantile_cont(elapsed_ms, 0.95) as p95_ms,
+        quantile_by((select percentile_method from settings), elapsed_ms, 0.95) as p95_ms,
         max(elapsed_ms) as max_ms
     from requests
     group by side, host, minute_us

@@ -1,11 +1,16 @@
 -- Report query behind `perfcampaign compare` and the report's baseline section: run A against run B, per
 -- iteration (matched by index), side and label, one row per metric. The `(all)` label is the side's
 -- iteration_summary row (the numbers of the iteration table); per-label figures are computed from
--- `requests` with the same definitions. Only the $max_labels busiest labels of each side are kept.
+-- `requests` with the same definitions (each run's percentiles by its own percentile_method). Only the $max_labels
+-- busiest labels of each side are kept.
 -- grain: one row per (iteration, side, label, metric)
--- upstream: iteration_summary, iterations, requests, load_text (sql/macros)
+-- upstream: iteration_summary, iterations, requests, runs, load_text, percentile_method, quantile_by (sql/macros)
 with iterations as (
-    select run_id, iteration, duration_s, load from iterations where run_id in ($run_a, $run_b)
+    select iterations.run_id, iterations.iteration, iterations.duration_s, iterations.load,
+        percentile_method(runs.manifest) as percentile_method
+    from iterations
+    join runs using (run_id)
+    where iterations.run_id in ($run_a, $run_b)
 ),
 
 whole_side as (
@@ -27,10 +32,10 @@ per_label as (
         count(*) / any_value(iterations.duration_s) as calls_per_s,
         count(*) filter (where requests.is_error) / count(*) as error_rate,
         avg(requests.elapsed_ms) as avg_ms,
-        quantile_cont(requests.elapsed_ms, 0.50) as p50_ms,
-        quantile_cont(requests.elapsed_ms, 0.90) as p90_ms,
-        quantile_cont(requests.elapsed_ms, 0.95) as p95_ms,
-        quantile_cont(requests.elapsed_ms, 0.99) as p99_ms,
+        quantile_by(iterations.percentile_method, requests.elapsed_ms, 0.50) as p50_ms,
+        quantile_by(iterations.percentile_method, requests.elapsed_ms, 0.90) as p90_ms,
+        quantile_by(iterations.percentile_method, requests.elapsed_ms, 0.95) as p95_ms,
+        quantile_by(iterations.percentile_method, requests.elapsed_ms, 0.99) as p99_ms,
         max(requests.elapsed_ms) as max_ms
     from requests
     join iterations using (run_id, iteration)

@@ -1,8 +1,12 @@
 -- Report query: response time and throughput per iteration, side and label, for the charts against load
--- when a run has several labels; only the $max_labels busiest labels of each side.
+-- when a run has several labels; only the $max_labels busiest labels of each side. p95 by the run's percentile_method.
 -- grain: one row per (iteration, side, label)
--- upstream: requests, iterations
-with per_label as (
+-- upstream: requests, iterations, runs, percentile_method, quantile_by
+with settings as (
+    select percentile_method(manifest) as percentile_method from runs where run_id = $run_id
+),
+
+per_label as (
     select
         requests.iteration,
         requests.side,
@@ -10,7 +14,7 @@ with per_label as (
         count(*) as calls,
         count(*) / any_value(iterations.duration_s) as calls_per_s,
         avg(requests.elapsed_ms) as avg_ms,
-        quantile_cont(requests.elapsed_ms, 0.95) as p95_ms
+        quantile_by((select percentile_method from settings), requests.elapsed_ms, 0.95) as p95_ms
     from requests
     join iterations using (run_id, iteration)
     where requests.run_id = $run_id and not requests.is_warmup

@@ -1,6 +1,7 @@
--- Report query: the run's header (what, when, where its bundle is) with its requests per side.
+-- Report query: the run's header (what, when, where its bundle is) with its requests per side, and how its
+-- percentiles are taken.
 -- grain: one row (the run)
--- upstream: runs, iterations, requests
+-- upstream: runs, iterations, requests, percentile_method
 select
     runs.run_id,
     runs.campaign,
@@ -15,6 +16,7 @@ select
     runs.unmapped_requests,
     runs.rejected_lines,
     runs.manifest -> 'capacity' ->> 'load_key' as capacity_load_key,
+    percentile_method(runs.manifest) as percentile_method,
     (select count(*) from iterations where iterations.run_id = runs.run_id) as iterations,
     (select count(*) from requests where requests.run_id = runs.run_id and requests.side = 'server') as server_requests,
     (select count(*) from requests where requests.run_id = runs.run_id and requests.side = 'client') as client_requests

@@ -1,10 +1,14 @@
 -- Report query: a soak in one row per side, the summary a soak report opens with: its requests over every
 -- window after the warm-up (calls, errors, error rate, calls per second, average, p95 and max in ms) and
 -- the load it held (the load's threads: `vus`, `threads` or `max_vus`; its `message_size`; the whole load as
--- text). No row for a run that is no soak.
+-- text). No row for a run that is no soak. p95 by the run's percentile_method.
 -- grain: one row per side (client, server)
--- upstream: runs, iterations, requests, load_text
-with soak_windows as (
+-- upstream: runs, iterations, requests, load_text, percentile_method, quantile_by
+with settings as (
+    select percentile_method(manifest) as percentile_method from runs where run_id = $run_id
+),
+
+soak_windows as (
     select iteration, duration_s, load
     from iterations
     where run_id = $run_id
@@ -35,7 +39,7 @@ final as (
         count(*) filter (where calls.is_error) / count(*) as error_rate,
         count(*) / any_value(held.seconds) as calls_per_s,
         avg(calls.elapsed_ms) as avg_ms,
-        quantile_cont(calls.elapsed_ms, 0.95) as p95_ms,
+        quantile_by((select percentile_method from settings), calls.elapsed_ms, 0.95) as p95_ms,
         max(calls.elapsed_ms) as max_ms,
         coalesce(
             try_cast(any_value(held.load) ->> 'vus' as double), try_cast(any_value(held.load) ->> 'threads' as double),

@@ -42,6 +42,9 @@ Metric = Literal["avg_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms", "er
 # Statistics of a k6 metric, named as k6's summary names them: `rate` is the share of non-zero values of a
 # Rate metric and the per-second sum of a Counter; `count` is a Counter's sum, else the number of points.
 K6Stat = Literal["avg", "min", "max", "p50", "p90", "p95", "p99", "count", "rate"]
+# How every percentile of a run is taken from its n sorted values: `linear` interpolates between the closest ranks
+# (numpy's default, k6's), `nearest_rank` takes the value at rank ceil(q n) (numpy's inverted_cdf, Lysiro's).
+PercentileMethod = Literal["linear", "nearest_rank"]
 
 
 class ManifestError(ValueError):
@@ -266,6 +269,7 @@ class Manifest(StrictModel):
     requirements: list[Requirement] = Field(default_factory=list)
     sources: list[Source] = Field(min_length=1)
     thresholds: dict[str, float] = Field(default_factory=dict)
+    percentile_method: PercentileMethod = "linear"
     capacity: CapacityOptions = Field(default_factory=CapacityOptions)
     history: HistoryOptions = Field(default_factory=HistoryOptions)
     hooks: list[HookRun] = Field(default_factory=list)  # stage hooks run around the iterations

@@ -334,7 +334,8 @@ def manifest_of(run: CampaignRun) -> Manifest:
         labels=run.campaign.labels, timezone="UTC", status=run.status,
         status_reason="; ".join(filter(None, [run.status_reason, run.stop_reason, *run.problems])) or None,
         iterations=run.iterations, requirements=run.campaign.requirements, sources=run.sources,
-        thresholds=run.campaign.thresholds, capacity=run.campaign.capacity, history=run.campaign.history,
+        thresholds=run.campaign.thresholds, percentile_method=run.campaign.percentile_method,
+        capacity=run.campaign.capacity, history=run.campaign.history,
         hooks=run.hooks,
         soak=run.soak, prefect=run.prefect,
     )

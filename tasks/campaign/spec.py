@@ -20,6 +20,7 @@ from tasks.bundle.manifest import (
     MAX_LABELS,
     CapacityOptions,
     HistoryOptions,
+    PercentileMethod,
     Requirement,
     check_threshold_names,
 )
@@ -74,6 +75,7 @@ class Campaign(StrictModel):
     hosts: dict[str, HostConfig] = Field(min_length=1)
     requirements: list[Requirement] = Field(default_factory=list)
     thresholds: dict[str, float] = Field(default_factory=dict)
+    percentile_method: PercentileMethod = "linear"  # its runs' (docs/bundle-format.md)
     capacity: CapacityOptions = Field(default_factory=CapacityOptions)
     history: HistoryOptions = Field(default_factory=HistoryOptions)
     provision: list[Step] = Field(default_factory=list)

@@ -7,7 +7,8 @@ significance test per row, always on the raw samples, never on two averages:
 - `avg_ms`: Welch's t-test of the means (two-sided), with the (1 - alpha) interval of B - A. Means of
   thousands of response times are near normal however skewed the times are; a rank test would answer
   another question (which run is faster more often) and could point the other way.
-- `p50_ms`, `p90_ms`, `p95_ms`, `p99_ms`: a bootstrap interval of the percentile's difference B - A. The
+- `p50_ms`, `p90_ms`, `p95_ms`, `p99_ms`: a bootstrap interval of the percentile's difference B - A, each
+  run's percentile taken by its own `percentile_method` (linear or nearest rank), as its figures are. The
   change is beyond noise when the (1 - alpha) interval excludes 0; the p-value is twice the share of
   bootstrap differences on the far side of 0 (at least 1 / DRAWS).
 - Too few samples, no test ("too few samples"): a percentile q needs 10 / (1 - q) samples on each side
@@ -85,21 +86,27 @@ class RequirementChange:
     expect_met: bool | None = None  # None: no expectation, or not judged
 
 
-def bootstrap_quantile(values: np.ndarray, q: float, draws: int, rng: np.random.Generator) -> np.ndarray:
-    """`draws` bootstrap replicates of numpy's linear-interpolated `q` quantile of `values`, drawn exactly.
+def bootstrap_quantile(values: np.ndarray, q: float, draws: int, rng: np.random.Generator,
+                       method: str = "linear") -> np.ndarray:
+    """`draws` bootstrap replicates of the `q` quantile of `values`, drawn exactly: numpy's linear-interpolated
+    one, or with `method="nearest_rank"` the value at rank ceil(q n) (numpy's `inverted_cdf`).
 
     Resampling n values with replacement and taking the r-th smallest is the same as mapping the r-th
     smallest of n uniforms, U(r) ~ Beta(r, n - r + 1), through the empirical quantile function
     x[ceil(n u) - 1]; the next order statistic is U(r) + (1 - U(r)) Beta(1, n - r). So each replicate
-    costs two random numbers instead of n, and every sample is used however many there are.
+    costs two random numbers instead of n (one for a nearest rank), and every sample is used however many
+    there are.
     """
     x = np.sort(np.asarray(values, dtype=float))
     n = len(x)
     if n == 1:
         return np.full(draws, x[0])
-    h = (n - 1) * q
-    rank = int(math.floor(h)) + 1  # 1-based rank of the lower neighbour
-    frac = h - (rank - 1)
+    if method == "nearest_rank":
+        rank, frac = max(1, math.ceil(n * q)), 0.0  # n q in floating point, as numpy's inverted_cdf
+    else:
+        h = (n - 1) * q
+        rank = int(math.floor(h)) + 1  # 1-based rank of the lower neighbour
+        frac = h - (rank - 1)
     lower_u = rng.beta(rank, n - rank + 1, size=draws)
     lower = x[np.clip(np.ceil(n * lower_u).astype(int) - 1, 0, n - 1)]
     if rank >= n or frac == 0:
@@ -109,8 +116,9 @@ def bootstrap_quantile(values: np.ndarray, q: float, draws: int, rng: np.random.
     return lower + frac * (upper - lower)
 
 
-def _percentile_test(a: np.ndarray, b: np.ndarray, q: float, alpha: float, rng: np.random.Generator):
-    diff = bootstrap_quantile(b, q, DRAWS, rng) - bootstrap_quantile(a, q, DRAWS, rng)
+def _percentile_test(a: np.ndarray, b: np.ndarray, q: float, alpha: float, rng: np.random.Generator,
+                     methods: tuple[str, str]):
+    diff = bootstrap_quantile(b, q, DRAWS, rng, methods[1]) - bootstrap_quantile(a, q, DRAWS, rng, methods[0])
     low, high = np.quantile(diff, [alpha / 2, 1 - alpha / 2])
     # two-sided, and never below the resolution of DRAWS replicates
     p_value = min(1.0, max(1 / DRAWS, 2 * min(np.mean(diff <= 0), np.mean(diff >= 0))))
@@ -137,8 +145,9 @@ def _min_samples(metric: str) -> int:
     return MIN_SAMPLES_BEYOND if q is None else math.ceil(MIN_SAMPLES_BEYOND / (1 - q))
 
 
-def _test(row: dict, samples, alpha: float, rng: np.random.Generator):
-    """(test name, p-value, ci_low, ci_high, beyond_noise) for one row; samples() fetches (A, B) once."""
+def _test(row: dict, samples, alpha: float, rng: np.random.Generator, methods: tuple[str, str]):
+    """(test name, p-value, ci_low, ci_high, beyond_noise) for one row; samples() fetches (A, B) once;
+    `methods`: A's and B's percentile_method."""
     from scipy import stats
 
     metric = row["metric"]
@@ -150,7 +159,7 @@ def _test(row: dict, samples, alpha: float, rng: np.random.Generator):
             return "too few samples", None, None, None, None
         if metric == "avg_ms":
             return ("welch t", *mean_test(a, b, alpha))
-        return ("bootstrap", *_percentile_test(a, b, PERCENTILES[metric], alpha, rng))
+        return ("bootstrap", *_percentile_test(a, b, PERCENTILES[metric], alpha, rng, methods))
     if metric == "error_rate":
         ea, eb, ca, cb = row["errors_a"], row["errors_b"], row["calls_a"], row["calls_b"]
         p_value = float(stats.fisher_exact([[ea, ca - ea], [eb, cb - eb]]).pvalue)
@@ -199,11 +208,13 @@ def compare_runs(
     columns = [d[0] for d in cursor.description]
     rows = [dict(zip(columns, values)) for values in cursor.fetchall()]
     fetch = _sample_fetcher(con, run_a, run_b)
+    known = dict(con.execute(model_sql("reports/percentile_methods"), {"run_a": run_a, "run_b": run_b}).fetchall())
+    methods = (known.get(run_a, "linear"), known.get(run_b, "linear"))
     rng = np.random.default_rng(SEED)
     changes = []
     for row in rows:
         samples = lambda row=row: fetch(row["iteration"], row["side"], row["label"])  # noqa: E731
-        test, p_value, low, high, beyond = _test(row, samples, alpha, rng)
+        test, p_value, low, high, beyond = _test(row, samples, alpha, rng, methods)
         changes.append(MetricChange(
             row["iteration"], row["load_a"], row["load_b"], row["side"], row["label"], row["metric"], row["a"],
             row["b"], row["change_pct"], test, p_value, low, high, beyond,

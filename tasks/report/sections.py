@@ -152,6 +152,8 @@ STATUS_COLUMNS = [("iteration", "count"), ("side", ""), ("host", ""), ("status_c
 OFFERED_COLUMNS = [("iteration", "count"), ("load", ""), ("side", ""), ("offered_per_s", "calls/s"),
                    ("achieved_per_s", "calls/s"), ("achieved_share", "rate"), ("dropped", "count"),
                    ("error_rate", "rate"), ("error_rate_with_dropped", "rate")]
+PERCENTILE_NOTES = {"linear": "percentiles interpolated between the two closest ranks",
+                    "nearest_rank": "percentiles at the nearest rank, ceil(q n): each a measured time"}
 HOOK_COLUMNS = [("iteration", "count"), ("phase", ""), ("host", ""), ("exit_code", "count"), ("seconds", "s"),
                 ("command", ""), ("output_tail", "")]
 
@@ -162,7 +164,8 @@ def iterations(data: ReportData) -> str:
     hooks = data["iteration_hooks"]
     offered = data.frames.get("report_offered", pd.DataFrame())
     return (frame_table(data["report_iteration_table"], ITERATION_COLUMNS, "host")
-            + '<p class="note">marts iteration_stats (per host) and iteration_summary ((all), in bold).</p>'
+            + '<p class="note">marts iteration_stats (per host) and iteration_summary ((all), in bold); '
+            + PERCENTILE_NOTES[data.run["percentile_method"]] + ' (run.yaml percentile_method).</p>'
             + ("" if offered.empty else "<h3>Offered against achieved load</h3>" + frame_table(offered, OFFERED_COLUMNS)
                + '<p class="note">mart iteration_summary: offered = the step\'s planned rate (or calls sent + dropped '
                  'per second), achieved = calls made per second, achieved % = calls / (calls + dropped), dropped = '

@@ -53,8 +53,10 @@ class IngestReport:
 
 def _unset_newer_fields(manifest: Manifest) -> set[str] | None:
     """Fields added to run.yaml since runs were first stored, left out when unset: a run's stored manifest stays
-    as it was before they existed (no `"hooks": []`, no `"prefect": null`)."""
-    return {name for name in ("hooks", "prefect") if not getattr(manifest, name)} or None
+    as it was before they existed (no `"hooks": []`, no `"prefect": null`, no `"percentile_method": "linear"`, the
+    default the macro percentile_method reads for a manifest without it)."""
+    unset = {name for name in ("hooks", "prefect") if not getattr(manifest, name)}
+    return unset | ({"percentile_method"} if manifest.percentile_method == "linear" else set()) or None
 
 
 def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: str) -> None:

@@ -75,6 +75,7 @@ def test_the_documented_example_loads_exactly(tmp_path):
         (lambda d: d.update(prefect={"flow_run_id": "x", "flow_run_url": "javascript:alert(1)"}),
          "prefect.flow_run_url", "https?://"),
         (lambda d: d.update(prefect={"flow_run_url": "https://prefect.example/x"}), "prefect.flow_run_id", "required"),
+        (lambda d: d.update(percentile_method="nearest"), "percentile_method", "'linear' or 'nearest_rank'"),
     ],
 )
 def test_bad_manifests_name_the_file_and_the_field(tmp_path, change, field, expected):

@@ -40,6 +40,7 @@ def _write(tmp_path, change) -> Path:
         (lambda d: d["monitors"]["app1"].append({"kind": "jstat"}), "monitors.app1.5", "pid_file or pid_command"),
         (lambda d: d.update(store={"uri": "ftp://x"}), "store.uri", "not supported"),
         (lambda d: d["provision"].append({"run": "true"}), "provision.4", "host"),
+        (lambda d: d.update(percentile_method="median"), "percentile_method", "'linear' or 'nearest_rank'"),
     ],
 )
 def test_bad_campaigns_name_the_file_and_the_key(tmp_path, change, key, expected):
@@ -92,3 +93,12 @@ def test_secrets_are_not_in_the_campaign(tmp_path):
     campaign = load_campaign(CAMPAIGNS[[p.stem for p in CAMPAIGNS].index("nas-broker-ramp")])
     assert campaign.hosts["jm1"].key_env == "PERF_SSH_KEY"
     assert "BEGIN" not in repr(campaign)
+
+
+def test_a_campaign_sets_the_percentile_method_of_its_runs(tmp_path):
+    from tasks.campaign.run import CampaignRun, manifest_of
+
+    campaign = load_campaign(_write(tmp_path, lambda d: d.update(percentile_method="nearest_rank")))
+    run = CampaignRun(campaign, tmp_path / "c.yaml", "run-1", tmp_path / "bundle", "/tmp/run-1")
+    assert manifest_of(run).percentile_method == "nearest_rank"
+    assert load_campaign(DEMO).percentile_method == "linear"

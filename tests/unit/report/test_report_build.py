@@ -44,6 +44,7 @@ def test_html_is_self_contained_and_says_the_verdicts(broken):
     assert "Against the baseline pass-1, of 9 requirement checks at matching iterations: 1 now fails" in page
     assert "CPU of app was saturated in iteration 4" in page
     assert "300.0 ms" in page and "+2901.5 %" not in page.split("Against the baseline")[0]
+    assert "percentiles interpolated between the two closest ranks (run.yaml percentile_method)" in page
 
 
 def test_junit_has_one_testcase_per_requirement_and_iteration(broken):

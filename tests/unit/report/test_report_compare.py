@@ -110,13 +110,35 @@ def test_iterations_are_matched_by_index_and_loads_shown(report_warehouse):
     assert {c.label for c in changes} == {"(all)"}
 
 
-def test_the_exact_bootstrap_matches_resampling():
+@pytest.mark.parametrize("method, numpy_method", [("linear", "linear"), ("nearest_rank", "inverted_cdf")])
+def test_the_exact_bootstrap_matches_resampling(method, numpy_method):
     rng = np.random.default_rng(3)
     values = rng.lognormal(3, 0.4, 400)
-    replicates = bootstrap_quantile(values, 0.95, 5000, rng)
-    naive = [np.percentile(rng.choice(values, 400), 95) for _ in range(5000)]
+    replicates = bootstrap_quantile(values, 0.95, 5000, rng, method)
+    naive = [np.quantile(rng.choice(values, 400), 0.95, method=numpy_method) for _ in range(5000)]
     assert replicates.mean() == pytest.approx(np.mean(naive), rel=0.01)
     assert replicates.std() == pytest.approx(np.std(naive), rel=0.08)
+    if method == "nearest_rank":  # a nearest rank is always one of the samples
+        assert np.isin(replicates, values).all()
+
+
+def test_each_run_is_compared_by_its_own_percentile_method(tmp_path):
+    """A interpolates, B takes the nearest rank: each side's figures, per label too, are numpy's of its method."""
+    from tasks.warehouse.models import model_sql
+
+    rng = np.random.default_rng(22)
+    a, b = rng.integers(1, 5000, 3000), rng.integers(1, 5000, 3000)  # nearly distinct: the sorting path
+    warehouse = _two_runs(tmp_path, list(a), list(b), methods=("linear", "nearest_rank"), labels=("/x", "/y"))
+    changes, _ = _compare(warehouse, "A", "B")
+    for label, a_values, b_values in (("(all)", a, b), ("/y", a[1::2], b[1::2])):
+        for metric, q in (("p50_ms", 0.5), ("p90_ms", 0.9), ("p95_ms", 0.95), ("p99_ms", 0.99)):
+            row = _row(changes, metric, label)
+            assert row.a == pytest.approx(np.quantile(a_values, q)), (label, metric)
+            assert row.b == np.quantile(b_values, q, method="inverted_cdf"), (label, metric)
+    with open_warehouse(warehouse) as con:
+        p95 = con.execute(model_sql("reports/report_label_stats"), {"run_id": "B", "max_labels": 10}).fetchall()
+    assert [row[-1] for row in p95] == [np.quantile(b[0::2], 0.95, method="inverted_cdf"),
+                                        np.quantile(b[1::2], 0.95, method="inverted_cdf")]
 
 
 def test_compare_command_json(report_file):
@@ -131,21 +153,24 @@ def test_compare_command_json(report_file):
     assert missing.returncode == 1 and "no run 'nope'" in missing.stderr
 
 
-def _two_runs(tmp_path, elapsed_a, elapsed_b, requirements_a=(), requirements_b=(), errors_b=0, vus=(10, 10)):
-    """Runs A and B of one 60 s iteration, one request a line at 10 ms apart, times from the lists."""
+def _two_runs(tmp_path, elapsed_a, elapsed_b, requirements_a=(), requirements_b=(), errors_b=0, vus=(10, 10),
+              methods=("linear", "linear"), labels=("/x",)):
+    """Runs A and B of one 60 s iteration, one request a line at 10 ms apart, times from the lists; their
+    percentile_method; the labels taken in turn."""
     from tasks.warehouse.ingest import ingest_bundle
     from tests.bundles import write_bundle
 
     warehouse = tmp_path / "w.duckdb"
-    for run_id, elapsed, requirements, errors, users in (("A", elapsed_a, requirements_a, 0, vus[0]),
-                                                         ("B", elapsed_b, requirements_b, errors_b, vus[1])):
-        lines = [f'10.0.0.1 - - [01/Jan/2026:10:00:{n // 100:02d} +0000] "GET /x HTTP/1.1" '
+    for run_id, elapsed, requirements, errors, users, method in (
+            ("A", elapsed_a, requirements_a, 0, vus[0], methods[0]), ("B", elapsed_b, requirements_b, errors_b, vus[1],
+                                                                     methods[1])):
+        lines = [f'10.0.0.1 - - [01/Jan/2026:10:00:{n // 100:02d} +0000] "GET {labels[n % len(labels)]} HTTP/1.1" '
                  f'{500 if n < errors else 200} 5 {ms}' for n, ms in enumerate(elapsed)]
         source = {"kind": "access_log", "host": "app", "path": "a.log", "preset": "tomcat_common_d",
                   "duration_unit": "ms"}
         iteration = {"index": 1, "start": "2026-01-01T10:00:00Z", "end": "2026-01-01T10:01:00Z", "load": {"vus": users}}
         root = write_bundle(tmp_path / run_id, {"a.log": "\n".join(lines) + "\n"}, [source], [iteration],
-                            list(requirements), run_id=run_id)
+                            list(requirements), run_id=run_id, percentile_method=method)
         ingest_bundle(root, warehouse, progress=lambda m: None)
     return warehouse
 

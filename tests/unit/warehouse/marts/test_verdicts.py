@@ -187,12 +187,14 @@ def test_a_requirement_at_an_unknown_iteration_is_refused(tmp_path):
         load_manifest(root)
 
 
+@pytest.mark.parametrize("method, numpy_method", [("linear", "linear"), ("nearest_rank", "inverted_cdf")])
 @pytest.mark.parametrize("hosts", [("a", "b"), ("a",)], ids=["side-sorted", "side-counted"])
-def test_percentile_requirements_match_numpy_whether_durations_repeat_or_not(tmp_path, hosts):
-    """int_requirement_stats' three paths, each exactly as numpy interpolates. With hosts a and b the server side's
-    durations are nearly all distinct, so its requests are read as rows: host a's requirement, whose durations
-    repeat, is judged from counts of its distinct durations, host b's by sorting them. With host a alone the side
-    is counted once for every model (int_request_counts) and the requirement reads those counts."""
+def test_percentile_requirements_match_numpy_whether_durations_repeat_or_not(tmp_path, hosts, method, numpy_method):
+    """int_requirement_stats' three paths, each exactly as numpy takes the run's percentile_method (linear: its
+    default; nearest_rank: its inverted_cdf). With hosts a and b the server side's durations are nearly all
+    distinct, so its requests are read as rows: host a's requirement, whose durations repeat, is judged from counts
+    of its distinct durations, host b's by sorting them. With host a alone the side is counted once for every model
+    (int_request_counts) and the requirement reads those counts."""
     import numpy as np
 
     durations = {"a": [1 + (n * 7919) % 40 for n in range(2000)], "b": [(n * 7919) % 100_003 for n in range(2000)]}
@@ -207,9 +209,10 @@ def test_percentile_requirements_match_numpy_whether_durations_repeat_or_not(tmp
     iterations = [{"index": 1, "start": START.isoformat(), "end": (START + timedelta(seconds=10)).isoformat()}]
     requirements = [{"id": f"{h}-{m}", "metric": f"{m}_ms", "op": "<", "threshold": 1e9, "side": "server", "host": h}
                     for h in durations for m in ("p50", "p95", "p99")]
-    root = write_bundle(tmp_path / "b", logs, sources, iterations, requirements)
+    root = write_bundle(tmp_path / "b", logs, sources, iterations, requirements, percentile_method=method)
     ingest_bundle(root, tmp_path / "w.duckdb", progress=lambda m: None)
     measured = {key[0]: row[0] for key, row in _verdicts(tmp_path / "w.duckdb").items() if key[1] == 1}
     for host, values in durations.items():
-        for metric, q in (("p50", 50), ("p95", 95), ("p99", 99)):
-            assert measured[f"{host}-{metric}"] == pytest.approx(np.percentile(values, q), rel=1e-9), (host, metric)
+        for metric, q in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99)):
+            expected = np.quantile(values, q, method=numpy_method)
+            assert measured[f"{host}-{metric}"] == pytest.approx(expected, rel=1e-9), (host, metric)
