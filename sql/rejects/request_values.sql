@@ -16,7 +16,7 @@ with run as (
 facts as (
     select rowid as row_id, label, started_at, elapsed_ms, status_code, epoch_us(started_at) as started_us
     from request_facts
-    where source_key in (select unnest($source_keys::bigint[]))
+    where list_contains($source_keys::bigint[], source_key)
 ),
 
 judged as (

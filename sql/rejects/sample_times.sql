@@ -18,7 +18,7 @@ final as (
     from host_sample_facts as facts
     cross join run
     where
-        facts.source_key in (select unnest($source_keys::bigint[]))
+        list_contains($source_keys::bigint[], facts.source_key)
         and (epoch_us(facts.sampled_at) < run.from_us or epoch_us(facts.sampled_at) > run.to_us)
 )
 
