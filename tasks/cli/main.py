@@ -27,7 +27,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,  # a failure is one line (options.exit_on_error); --debug prints the traceback
     help="Performance-test campaigns end to end; every result queryable with SQL.",
 )
-warehouse_app = typer.Typer(cls=GroupedHelp, rich_markup_mode=MARKUP, no_args_is_help=True, help="Copy runs between warehouses; clean a lake's old files.")
+warehouse_app = typer.Typer(cls=GroupedHelp, rich_markup_mode=MARKUP, no_args_is_help=True,
+                            help="Copy runs between warehouses; clean a lake's old files.")
 
 
 @app.callback()
