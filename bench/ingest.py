@@ -41,11 +41,20 @@ from pathlib import Path
 import duckdb
 import yaml
 
-from junk import CHILD  # the ingest's child process: seconds, CPU and peak RSS
-
 ROOT = Path(__file__).resolve().parents[1]
 START_EPOCH_MS = 1_764_000_000_000  # 2025-11-24T16:00:00Z
 ITERATIONS = 5
+# One ingest in a fresh process (its peak RSS its own): prints its seconds, CPU seconds and peak RSS as JSON.
+CHILD = """
+import json, resource, sys, time
+from tasks.warehouse.ingest import ingest_bundle
+started = time.perf_counter()
+ingest_bundle(sys.argv[1], sys.argv[2], progress=lambda m: None)
+hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM:")][0]
+used = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"s": time.perf_counter() - started, "cpu_s": used.ru_utime + used.ru_stime,
+                  "rss_mb": int(hwm.split()[1]) / 1024}))
+"""
 
 
 def _iterations(rows: int, rate_per_s: int) -> list[dict]:
@@ -156,7 +165,7 @@ def duckdb_load_seconds(kind: str, path: Path, workdir: Path) -> tuple[float, fl
 
 
 def ingest_in_child(bundle: Path, warehouse: Path) -> tuple[float, float, float]:
-    """Ingest in a fresh process (bench/junk.py's child); returns (wall seconds, CPU seconds, peak RSS in MB of
+    """Ingest in a fresh process (CHILD); returns (wall seconds, CPU seconds, peak RSS in MB of
     that process)."""
     done = subprocess.run(
         [sys.executable, "-c", CHILD, str(bundle), str(warehouse)], capture_output=True, text=True, cwd=ROOT

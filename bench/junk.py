@@ -19,21 +19,13 @@ from pathlib import Path
 import duckdb
 import yaml
 
+from ingest import CHILD  # one ingest in its own process: seconds, CPU and peak RSS
+
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = '10.0.0.1 - - [02/Dec/2026:14:00:{s:02d} +0000] "GET /a HTTP/1.1" 200 5 12\n'
 # nine words where the pattern has nine fields: every typed field fails (several errors per line); the last
 # is padded to --line-bytes (DuckDB's cost of a stored reject grows with the line's length)
 JUNK = 'junk {n} zz zzzzzzzzzz [zzzzzzzzzzzzzzzzzzzz] "zzzzzzzzzzzzzzz" abc def {n}{pad}\n'
-CHILD = """
-import json, resource, sys, time
-from tasks.warehouse.ingest import ingest_bundle
-started = time.perf_counter()
-ingest_bundle(sys.argv[1], sys.argv[2], progress=lambda m: None)
-hwm = [line for line in open("/proc/self/status") if line.startswith("VmHWM:")][0]
-used = resource.getrusage(resource.RUSAGE_SELF)
-print(json.dumps({"s": time.perf_counter() - started, "cpu_s": used.ru_utime + used.ru_stime,
-                  "rss_mb": int(hwm.split()[1]) / 1024}))
-"""
 
 
 JTL_HEADER = "timeStamp,elapsed,label,responseCode,responseMessage,threadName,success,bytes\n"

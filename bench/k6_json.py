@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 
 import yaml
-from junk import CHILD  # the same child: seconds, CPU and peak RSS of one ingest
+from ingest import CHILD  # the same child as bench/ingest.py's: seconds, CPU and peak RSS of one ingest
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "tests/data/samples/bundle-echo/loadgen/k6-iter3.json.gz"

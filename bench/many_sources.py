@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 import yaml
 
-from junk import CHILD  # the same child as bench/junk.py: seconds, CPU and peak RSS of one ingest
+from ingest import CHILD  # the same child as bench/ingest.py's: seconds, CPU and peak RSS of one ingest
 
 ROOT = Path(__file__).resolve().parents[1]
 LINE = '10.0.0.{h} - - [02/Dec/2026:14:{m:02d}:{s:02d} +0000] "GET /a/{n} HTTP/1.1" 200 5 {ms}\n'
