@@ -2,8 +2,8 @@
 
 Generates the JTL of bench/ingest.py (default 2 M rows, 50 labels, JMeter's 17 default columns), then runs, in
 turn and each in a fresh process, `lysiro report FILE` and perfcampaign's ingest of a bundle holding that file
-(one iteration over the whole file, `percentile_method: nearest_rank`, Lysiro's definition), --runs times each.
-Prints the median wall time, CPU time (user + system) and peak RSS of each, then compares p50, p90, p95 and p99
+(one iteration over the whole file, `percentile_method: nearest_rank`, Lysiro's definition), --runs times each,
+and DuckDB's own typed load of the file in a fresh process (the least a loader that stores the rows does). Prints the median wall time, CPU time (user + system) and peak RSS of each, then compares p50, p90, p95 and p99
 of every label: Lysiro's own figures (read through its library, exact) against series_values of the ingest,
 and prints every difference. That JTL has five distinct durations per label, where the two methods mostly
 agree; so the same comparison runs on two JTLs whose durations are spread over 1..5000 ms (--spread-rows: a
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import duckdb
 import yaml
-from ingest import START_EPOCH_MS, generate_jtl  # the same file as bench/ingest.py's JTL
+from ingest import START_EPOCH_MS, TYPED_READ, generate_jtl  # the same file as bench/ingest.py's JTL
 
 ROOT = Path(__file__).resolve().parents[1]
 GNU_TIME = "/usr/bin/time"  # Debian's package `time`
@@ -41,6 +41,10 @@ RATE_PER_S = 2_000
 METRICS = ("p50_ms", "p90_ms", "p95_ms", "p99_ms")
 INGEST = ("import sys; from tasks.warehouse.ingest import ingest_bundle; "
           "ingest_bundle(sys.argv[1], sys.argv[2], progress=lambda m: None)")
+# DuckDB's own typed load of the same file into a fresh database file, closed: the least any loader does
+DUCKDB_LOAD = ("import sys, duckdb; con = duckdb.connect(sys.argv[2]); "
+               f"con.execute('create table rows as select * from {TYPED_READ['jtl']}', {{'path': sys.argv[1]}}); "
+               "con.close()")
 # Lysiro's own per-label figures, from the library its command runs (the terminal rounds a second to 10 ms)
 LYSIRO_FIGURES = ("import json, sys; from lysiro_report.parse import read; from lysiro_report.stats import summarize; "
                   "print(json.dumps({s.label: [s.p50, s.p90, s.p95, s.p99] for s in summarize(read(sys.argv[1]))}))")
@@ -142,9 +146,13 @@ def main() -> None:
         warehouse = workdir / "w.duckdb"
         print(f"{args.rows:,} rows, {jtl.stat().st_size / 1e6:,.0f} MB; load average {os.getloadavg()[0]:.1f}",
               flush=True)
-        figures: dict[str, list[dict]] = {"Lysiro report": [], f"perfcampaign ingest ({args.method})": []}
-        for _ in range(args.runs):  # in turn, so both see the same load
+        figures: dict[str, list[dict]] = {"Lysiro report": [], f"perfcampaign ingest ({args.method})": [],
+                                          "DuckDB load (yardstick)": []}
+        for _ in range(args.runs):  # in turn, so all see the same load
             figures["Lysiro report"].append(timed([args.lysiro, "report", str(jtl)], workdir))
+            (workdir / "load.duckdb").unlink(missing_ok=True)
+            figures["DuckDB load (yardstick)"].append(
+                timed([sys.executable, "-c", DUCKDB_LOAD, str(jtl), str(workdir / "load.duckdb")], workdir))
             warehouse.unlink(missing_ok=True)
             figures[f"perfcampaign ingest ({args.method})"].append(
                 timed([sys.executable, "-c", INGEST, str(jtl.parent), str(warehouse)], workdir))
