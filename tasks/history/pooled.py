@@ -8,7 +8,7 @@ The groups are the series one change is expected to move together, within a plan
 A group's evidence is one series: each member's value relative to its own median, weighted by the inverse
 of its noise squared (`changepoints.relative_noise`, its one-night outliers left out), averaged run by run:
 the numerator of Stouffer's combined Z, in % of the level. The same `detect` (E-divisive, the t-test at
-`p_value`, `min_change_pct` on the pooled size) then runs on it. The t-test estimates the noise of the
+`p_value`, `min_change_pct` x GROUP_SIZE on the pooled size) then runs on it. The t-test estimates the noise of the
 average from the average itself, so members that share their night-to-night noise (a slow night slows
 every label) are not counted as independent evidence: the false-change rate of a group is that of one
 series at `p_value`, and the groups add about one test per four series.
@@ -38,7 +38,8 @@ from tasks.history.shared import MIN_SERIES, levels, shared_noise, without_outli
 from tasks.history.significance import student_p
 
 MEMBER_P = 0.05  # a member's own t-test at the group's change, for the group to name it
-POOLED_SIZE = 0.5  # x min_change_pct: the least move of a group's series, and of a member it names
+GROUP_SIZE = 0.7  # x min_change_pct: the least shift of a group's pooled series (most of its members moved)
+POOLED_SIZE = 0.5  # x min_change_pct: the least move of a member a group names, and of a shared-noise level
 MOVE_RUNS = 3  # a member's own change this close to the group's, in its direction, moves to the group's run
 MOVE_SHARE = 0.5  # ... when the other members' shift there is at least this part of it (they moved too)
 AGREE_RUNS = 1  # a member the group names has its own best split this close to the group's run
@@ -147,7 +148,7 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
                    ) -> list[tuple[Series, Change, Change | None]]:
     """The change points of members that a group's pooled series shows and their own detection missed or placed
     a few runs away (that change is third in each tuple)."""
-    group = replace(settings, min_change_pct=settings.min_change_pct * POOLED_SIZE)
+    group = replace(settings, min_change_pct=settings.min_change_pct * GROUP_SIZE)
     clean = _corrected(members, sides if sides is not None else _sides(members, settings), settings)
     found, taken = [], set()
     for residual in (True, False):

@@ -241,8 +241,9 @@ def test_a_window_too_small_for_a_split_is_refused():
 
 
 def test_a_change_is_placed_where_its_two_segments_have_the_least_squares():
-    """`_placed` against the within-segment sums of squares computed here for every split up to 3 runs away."""
-    from tasks.history.changepoints import _placed, _Points
+    """`_placed` against the within-segment sums of squares computed here for every split up to PLACE_RUNS runs
+    away."""
+    from tasks.history.changepoints import PLACE_RUNS, _placed, _Points
 
     values = nightly(7, runs=30)
     values[14:] *= 1.08
@@ -251,7 +252,7 @@ def test_a_change_is_placed_where_its_two_segments_have_the_least_squares():
         def squares(k, guess=guess):
             left, right = values[:k], values[k:24]
             return ((left - left.mean()) ** 2).sum() + ((right - right.mean()) ** 2).sum()
-        expected = min(range(guess - 3, guess + 4), key=squares)
+        expected = min(range(guess - PLACE_RUNS, guess + PLACE_RUNS + 1), key=squares)
         assert _placed(_Points(values, None), [guess, 24], fixed={24}) == [expected, 24]
 
 
