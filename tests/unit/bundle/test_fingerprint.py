@@ -28,6 +28,18 @@ def test_sha_size_lines_and_marked_lines_across_chunk_borders(tmp_path, monkeypa
     assert got.marked == tuple(line for line in TEXT.split(b"\n") if b'"Metric"' in line)
 
 
+@pytest.mark.parametrize("marker", [b'"Metric"', b"Metric", b'"type":"M', b"metric"])
+def test_a_marker_is_found_by_its_anchor_byte_whatever_else_holds_that_byte(tmp_path, monkeypatch, marker):
+    monkeypatch.setattr(files, "CHUNK", 29)
+    text = b"".join(
+        b'{"type":"Metric","M":%d}\n' % n if n % 5 == 0 else b'{"M":"MMetri","Metri":"Mx","metri":%d}\n' % n
+        for n in range(300)
+    ) + b'M"Metric"M'  # the last line, without newline, holds it too
+    (tmp_path / "f").write_bytes(text)
+    assert fingerprint(tmp_path / "f", marker=marker).marked == tuple(line for line in text.split(b"\n")
+                                                                       if marker in line)
+
+
 def test_too_many_marked_lines_are_unknown(tmp_path, monkeypatch):
     monkeypatch.setattr(files, "MARKED_LINES", 10)
     (tmp_path / "f").write_bytes(TEXT)
