@@ -61,6 +61,7 @@ class Fingerprint:
 
 
 MARKED_LINES = 10_000
+ANCHOR_MISSES = 64  # anchor bytes not in a marker, after which one search costs no more than bytes.find
 
 
 class _Text:
@@ -108,13 +109,16 @@ class _Text:
             found = self._find(text, end, stop)
 
     def _find(self, text: bytes, start: int, stop: int) -> int:
-        """Where the marker starts in text[start:stop], -1 if nowhere: its anchor byte found, then the whole."""
+        """Where the marker starts in text[start:stop], -1 if nowhere: its anchor byte found, then the whole.
+        Where that byte is common (a hostile file of it), the whole marker is looked for after ANCHOR_MISSES."""
         anchor, at = self.marker[self.anchor: self.anchor + 1], start + self.anchor
-        while (at := text.find(anchor, at, stop)) >= 0:
+        for _ in range(ANCHOR_MISSES):
+            if (at := text.find(anchor, at, stop)) < 0:
+                return -1
             if text.startswith(self.marker, at - self.anchor, stop):
                 return at - self.anchor
             at += 1
-        return -1
+        return text.find(self.marker, at - self.anchor, stop)  # no marker starts before: its anchor was not there
 
 
 def _anchor(marker: bytes) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import time
 
 import pytest
 
@@ -38,6 +39,17 @@ def test_a_marker_is_found_by_its_anchor_byte_whatever_else_holds_that_byte(tmp_
     (tmp_path / "f").write_bytes(text)
     assert fingerprint(tmp_path / "f", marker=marker).marked == tuple(line for line in text.split(b"\n")
                                                                        if marker in line)
+
+
+def test_a_file_full_of_the_anchor_byte_costs_no_more_than_a_plain_search(tmp_path, monkeypatch):
+    monkeypatch.setattr(files, "ANCHOR_MISSES", 3)
+    text = b"M" * 50 + b'"Metric"M\n' + (b"M" * 1000 + b"\n") * 16_000 + b'MM"Metric"\n'
+    (tmp_path / "f").write_bytes(text)
+    assert fingerprint(tmp_path / "f", marker=b'"Metric"').marked == (b"M" * 50 + b'"Metric"M', b'MM"Metric"')
+    monkeypatch.undo()
+    began = time.monotonic()
+    assert fingerprint(tmp_path / "f", marker=b'"Metric"').marked == (b"M" * 50 + b'"Metric"M', b'MM"Metric"')
+    assert time.monotonic() - began < 1.5  # a Python step per anchor byte: 16 M of them, 4 s here
 
 
 def test_too_many_marked_lines_are_unknown(tmp_path, monkeypatch):
