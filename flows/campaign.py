@@ -7,6 +7,7 @@ bundle always written.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from functools import partial
@@ -50,6 +51,7 @@ from tasks.warehouse.soak_target import resolve_soak_target
 from tasks.warehouse.steps import ingest_task
 from tasks.warehouse.verdicts import verdicts_markdown
 
+WARM_UP_SWITCH_S = 0.0005  # the GIL's switch interval while the warm-up thread runs (Python's default: 5 ms)
 _ACTIVE: dict[str, CampaignRun] = {}  # the run of this process, for the cancellation hook
 
 
@@ -145,11 +147,19 @@ def warm_up_publishing() -> None:
     thread finds a core that would idle."""
 
     def warm_up() -> None:
+        # Importing is Python code that keeps the GIL for the whole switch interval (5 ms): the steps beside it
+        # (storing's hashing and fsync, the ingest's fingerprint thread, Prefect's calls) waited that long after
+        # each system call or chunk. Beside this warm-up, storing the demo's bundle took 0.9-1.3 s (0.17 s alone)
+        # and fingerprinting its k6 files 7-9 s (0.8 s alone); at 0.5 ms, 0.55-0.9 s and 3.3-4.3 s.
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(WARM_UP_SWITCH_S)
         try:
             prepare_context()
             import_matplotlib()
         except Exception:  # noqa: BLE001 - the step that needs it fails with the same error, named
             pass
+        finally:
+            sys.setswitchinterval(interval)
 
     threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import time
 
 import pytest
 
@@ -26,6 +27,29 @@ def test_sha_size_lines_and_marked_lines_across_chunk_borders(tmp_path, monkeypa
     assert got.sha256 == hashlib.sha256(raw).hexdigest()
     assert (got.size, got.lines) == (len(TEXT), TEXT.count(b"\n") + 1)
     assert got.marked == tuple(line for line in TEXT.split(b"\n") if b'"Metric"' in line)
+
+
+@pytest.mark.parametrize("marker", [b'"Metric"', b"Metric", b'"type":"M', b"metric"])
+def test_a_marker_is_found_by_its_anchor_byte_whatever_else_holds_that_byte(tmp_path, monkeypatch, marker):
+    monkeypatch.setattr(files, "CHUNK", 29)
+    text = b"".join(
+        b'{"type":"Metric","M":%d}\n' % n if n % 5 == 0 else b'{"M":"MMetri","Metri":"Mx","metri":%d}\n' % n
+        for n in range(300)
+    ) + b'M"Metric"M'  # the last line, without newline, holds it too
+    (tmp_path / "f").write_bytes(text)
+    assert fingerprint(tmp_path / "f", marker=marker).marked == tuple(line for line in text.split(b"\n")
+                                                                       if marker in line)
+
+
+def test_a_file_full_of_the_anchor_byte_costs_no_more_than_a_plain_search(tmp_path, monkeypatch):
+    monkeypatch.setattr(files, "ANCHOR_MISSES", 3)
+    text = b"M" * 50 + b'"Metric"M\n' + (b"M" * 1000 + b"\n") * 16_000 + b'MM"Metric"\n'
+    (tmp_path / "f").write_bytes(text)
+    assert fingerprint(tmp_path / "f", marker=b'"Metric"').marked == (b"M" * 50 + b'"Metric"M', b'MM"Metric"')
+    monkeypatch.undo()
+    began = time.monotonic()
+    assert fingerprint(tmp_path / "f", marker=b'"Metric"').marked == (b"M" * 50 + b'"Metric"M', b'MM"Metric"')
+    assert time.monotonic() - began < 1.5  # a Python step per anchor byte: 16 M of them, 4 s here
 
 
 def test_too_many_marked_lines_are_unknown(tmp_path, monkeypatch):
