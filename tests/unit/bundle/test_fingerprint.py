@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import time
 
 import pytest
 
@@ -41,15 +40,17 @@ def test_a_marker_is_found_by_its_anchor_byte_whatever_else_holds_that_byte(tmp_
                                                                        if marker in line)
 
 
-def test_a_file_full_of_the_anchor_byte_costs_no_more_than_a_plain_search(tmp_path, monkeypatch):
-    monkeypatch.setattr(files, "ANCHOR_MISSES", 3)
-    text = b"M" * 50 + b'"Metric"M\n' + (b"M" * 1000 + b"\n") * 16_000 + b'MM"Metric"\n'
+@pytest.mark.parametrize("misses", [1, 3, files.ANCHOR_MISSES])
+def test_past_its_anchor_misses_the_search_finds_the_same_lines(tmp_path, monkeypatch, misses):
+    """A file full of the anchor byte: the search gives way to a whole-marker find after ANCHOR_MISSES (what that
+    saves, 3.7 s against 0.08 s on 16 MB, is measured in docs/performance.md, not timed here), and it finds what
+    the anchor's search finds, across chunk borders."""
+    monkeypatch.setattr(files, "ANCHOR_MISSES", misses)
+    monkeypatch.setattr(files, "CHUNK", 4096)
+    text = b"M" * 50 + b'"Metric"M\n' + (b"M" * 1000 + b"\n") * 200 + b'MM"Metric"\n' + b'M"Metri"MM"Metric"\n'
     (tmp_path / "f").write_bytes(text)
-    assert fingerprint(tmp_path / "f", marker=b'"Metric"').marked == (b"M" * 50 + b'"Metric"M', b'MM"Metric"')
-    monkeypatch.undo()
-    began = time.monotonic()
-    assert fingerprint(tmp_path / "f", marker=b'"Metric"').marked == (b"M" * 50 + b'"Metric"M', b'MM"Metric"')
-    assert time.monotonic() - began < 1.5  # a Python step per anchor byte: 16 M of them, 4 s here
+    assert fingerprint(tmp_path / "f", marker=b'"Metric"').marked == tuple(
+        line for line in text.split(b"\n") if b'"Metric"' in line)
 
 
 def test_too_many_marked_lines_are_unknown(tmp_path, monkeypatch):
