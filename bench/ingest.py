@@ -124,6 +124,11 @@ TYPED_READ = {
 }
 
 
+def load_sql(kind: str) -> str:
+    """DuckDB's own typed load of the file ($path) into a table: the yardstick (here and bench/lysiro.py)."""
+    return f"create table rows as select * from {TYPED_READ[kind]}"
+
+
 def _timed(con: duckdb.DuckDBPyConnection, sql: str, path: Path) -> float:
     started = time.perf_counter()
     con.execute(sql, {"path": str(path)}).fetchall()
@@ -157,7 +162,7 @@ def duckdb_load_seconds(kind: str, path: Path, workdir: Path) -> tuple[float, fl
     database.unlink(missing_ok=True)
     wall, cpu = time.perf_counter(), _cpu_seconds()
     con = duckdb.connect(str(database))
-    con.execute(f"create table rows as select * from {TYPED_READ[kind]}", {"path": str(path)})
+    con.execute(load_sql(kind), {"path": str(path)})
     con.close()
     wall, cpu = time.perf_counter() - wall, _cpu_seconds() - cpu
     database.unlink()

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import duckdb
 import yaml
-from ingest import START_EPOCH_MS, TYPED_READ, generate_jtl  # the same file as bench/ingest.py's JTL
+from ingest import START_EPOCH_MS, generate_jtl, load_sql  # the same file as bench/ingest.py's JTL
 
 ROOT = Path(__file__).resolve().parents[1]
 GNU_TIME = "/usr/bin/time"  # Debian's package `time`
@@ -43,8 +43,7 @@ INGEST = ("import sys; from tasks.warehouse.ingest import ingest_bundle; "
           "ingest_bundle(sys.argv[1], sys.argv[2], progress=lambda m: None)")
 # DuckDB's own typed load of the same file into a fresh database file, closed: the least any loader does
 DUCKDB_LOAD = ("import sys, duckdb; con = duckdb.connect(sys.argv[2]); "
-               f"con.execute('create table rows as select * from {TYPED_READ['jtl']}', {{'path': sys.argv[1]}}); "
-               "con.close()")
+               f"con.execute({load_sql('jtl')!r}, {{'path': sys.argv[1]}}); con.close()")
 # Lysiro's own per-label figures, from the library its command runs (the terminal rounds a second to 10 ms)
 LYSIRO_FIGURES = ("import json, sys; from lysiro_report.parse import read; from lysiro_report.stats import summarize; "
                   "print(json.dumps({s.label: [s.p50, s.p90, s.p95, s.p99] for s in summarize(read(sys.argv[1]))}))")
