@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import io
 import os
@@ -15,6 +14,12 @@ from pathlib import Path
 MAX_DECOMPRESSED_BYTES = int(os.environ.get("PERFCAMPAIGN_MAX_DECOMPRESSED_BYTES", 32 << 30))
 MAX_GZIP_RATIO = float(os.environ.get("PERFCAMPAIGN_MAX_GZIP_RATIO", 200))
 CHUNK = 1 << 20
+# The fingerprint pass reads and unpacks in large pieces: each zlib, sha256 or numpy call releases the GIL, and a
+# thread beside it (the demo's warm-up imports) keeps it up to the switch interval each time it is asked back.
+# gzip.open's reader makes a call per 8 KB of packed bytes: 545 MB of k6 JSON took 4.7 s beside a busy thread
+# (0.3 s alone); read 1 MB at a time and unpacked 8 MB at a time, 0.9 s (bench/gil_pass.py).
+PASS_CHUNK = 8 << 20
+GZIP_READ = 1 << 20
 HEADER_CHARS = 1 << 20  # a header line read in Python (k6 CSV, JTL) longer than this is no header
 
 
@@ -143,7 +148,7 @@ def fingerprint(path: Path, on_refused: Callable[[], None] | None = None, marker
     """
     digest, packed, text = hashlib.sha256(), is_gzip(path), _Text(marker)
     with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(CHUNK), b""):
+        for chunk in iter(lambda: handle.read(PASS_CHUNK), b""):
             digest.update(chunk)
             if not packed:
                 text.add(chunk)
@@ -159,40 +164,58 @@ def fingerprint(path: Path, on_refused: Callable[[], None] | None = None, marker
 
 
 def _gzip_chunks(path: Path):
-    """The unpacked chunks of a gzip file, refusing to unpack past the limits; a truncated or corrupt stream
-    raises CompressedFileError."""
+    """The unpacked chunks (up to PASS_CHUNK bytes) of a gzip file of one or more members, refusing to unpack past
+    the limits; a truncated or corrupt stream raises CompressedFileError. zlib checks each member's CRC and size."""
     packed, total = path.stat().st_size, 0
     limit = min(MAX_DECOMPRESSED_BYTES, max(1 << 20, int(packed * MAX_GZIP_RATIO)))
-    try:
-        with gzip.open(path, "rb") as handle:
-            while chunk := handle.read(CHUNK):
-                total += len(chunk)
-                if total > limit:
-                    raise CompressedFileError(
-                        f"unpacks to more than {limit:,} bytes ({packed:,} compressed; limits: "
-                        f"{MAX_DECOMPRESSED_BYTES:,} bytes, ratio {MAX_GZIP_RATIO:g}): refused as a possible gzip bomb")
+    unpack, data = zlib.decompressobj(31), b""
+    with open(path, "rb") as handle:
+        while data or (data := handle.read(GZIP_READ)):
+            if unpack.eof:  # what follows a member is another member, or zero padding as gzip.open allows
+                if not (data := data.lstrip(b"\0")):
+                    continue
+                if not b"\x1f\x8b".startswith(data[:2]):
+                    raise CompressedFileError(f"corrupt gzip file after {total:,} unpacked bytes: what follows the "
+                                              f"end of its stream is no gzip member ({data[:8]!r})")
+                unpack = zlib.decompressobj(31)
+            try:
+                chunk = unpack.decompress(data, PASS_CHUNK)
+            except zlib.error as exc:
+                raise CompressedFileError(f"corrupt gzip file after {total:,} unpacked bytes: {exc}") from None
+            data = unpack.unused_data if unpack.eof else unpack.unconsumed_tail
+            total += len(chunk)
+            if total > limit:
+                raise CompressedFileError(
+                    f"unpacks to more than {limit:,} bytes ({packed:,} compressed; limits: "
+                    f"{MAX_DECOMPRESSED_BYTES:,} bytes, ratio {MAX_GZIP_RATIO:g}): refused as a possible gzip bomb")
+            if chunk:
                 yield chunk
-    except EOFError:
-        raise CompressedFileError(f"truncated gzip file: it ends after {total:,} unpacked bytes, before the end of "
-                                  "its stream (copied while still being written, or cut short)") from None
-    except (gzip.BadGzipFile, zlib.error) as exc:
+    try:
+        rest = b"" if unpack.eof else unpack.flush()  # output zlib held back when the last chunk filled up
+    except zlib.error as exc:
         raise CompressedFileError(f"corrupt gzip file after {total:,} unpacked bytes: {exc}") from None
+    if rest:
+        yield rest
+    if not unpack.eof:
+        raise CompressedFileError(f"truncated gzip file: it ends after {total:,} unpacked bytes, before the end of "
+                                  "its stream (copied while still being written, or cut short)")
 
 
 class _Bounded(io.RawIOBase):
     """A gzip file's text as a raw stream for Python readers, within the limits of `_gzip_chunks`."""
 
     def __init__(self, path: Path):
-        self.chunks, self.rest = _gzip_chunks(path), b""
+        self.chunks, self.rest, self.at = _gzip_chunks(path), b"", 0
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
-        if not self.rest:
-            self.rest = next(self.chunks, b"")
-        size = min(len(buffer), len(self.rest))
-        buffer[:size], self.rest = self.rest[:size], self.rest[size:]
+        if self.at == len(self.rest):
+            self.rest, self.at = next(self.chunks, b""), 0
+        size = min(len(buffer), len(self.rest) - self.at)
+        buffer[:size] = self.rest[self.at: self.at + size]  # copies what is read, not the rest of the chunk
+        self.at += size
         return size
 
     def close(self) -> None:
