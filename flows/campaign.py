@@ -52,6 +52,7 @@ from tasks.warehouse.steps import ingest_task
 from tasks.warehouse.verdicts import verdicts_markdown
 
 WARM_UP_SWITCH_S = 0.0005  # the GIL's switch interval while the warm-up thread runs (Python's default: 5 ms)
+WARM_UP_WAIT_S = 60.0  # the longest the first iteration waits for the warm-up (2-3 s of CPU on a quiet machine)
 _ACTIVE: dict[str, CampaignRun] = {}  # the run of this process, for the cancellation hook
 
 
@@ -98,18 +99,18 @@ def campaign_flow(
     run.prefect = prefect_flow_run()  # run.yaml links the flow run
     get_run_logger().info("run %s: bundle in %s", run.run_id, run.bundle)
     progress = create_progress_artifact(0.0, key=artifact_key("campaign", run.campaign.campaign), description=run.run_id)
+    warm_up = warm_up_publishing()
     try:
         with stage_lock(run.campaign.stage):
             check_hosts_task(run)
             provision_task(run)
             start_monitors_task(run)
+            warm_up.join(WARM_UP_WAIT_S)  # the load does not share the controller with the warm-up's imports
             run_iterations(run, progress)
     except BaseException as exc:
         mark_failed(run, exc)
         raise
     finally:
-        if run.iterations:
-            warm_up_publishing()
         close_stage(run)
         publish(run, warehouse, work_dir)
         update_progress_artifact(progress, 100.0)
@@ -140,17 +141,17 @@ def run_iterations(run: CampaignRun, progress) -> None:
         run.stop_reason = "; ".join(reasons) or None
 
 
-def warm_up_publishing() -> None:
+def warm_up_publishing() -> threading.Thread:
     """Build what the validation and the report use first (Great Expectations and its context, matplotlib) in a
-    thread, while the stage closes and the bundle loads: 2-3 s on the road from the last iteration to the report
-    otherwise. The closing steps mostly wait on the hosts and the ingest reads a gzip file on one core, so the
-    thread finds a core that would idle."""
+    thread while the stage is checked, provisioned and its monitors started, which mostly wait on the hosts:
+    2-3 s of CPU that the road from the last iteration to the report carried otherwise (as 1-2 s of wall time
+    beside the ingest on 2 cores). The first iteration waits for it (`WARM_UP_WAIT_S` at most), so no load runs
+    beside it. Returns the thread."""
 
     def warm_up() -> None:
-        # Importing is Python code that keeps the GIL for the whole switch interval (5 ms): the steps beside it
-        # (storing's hashing and fsync, the ingest's fingerprint thread, Prefect's calls) waited that long after
-        # each system call or chunk. Beside this warm-up, storing the demo's bundle took 0.9-1.3 s (0.17 s alone)
-        # and fingerprinting its k6 files 7-9 s (0.8 s alone); at 0.5 ms, 0.55-0.9 s and 3.3-4.3 s.
+        # Importing is Python code that keeps the GIL for the whole switch interval (5 ms): a step beside it (SSH
+        # calls, Prefect's) waits that long after each system call. Measured when it ran beside the road's steps:
+        # storing the demo's bundle took 0.9-1.3 s (0.17 s alone), at 0.5 ms 0.55-0.9 s.
         interval = sys.getswitchinterval()
         sys.setswitchinterval(WARM_UP_SWITCH_S)
         try:
@@ -161,7 +162,9 @@ def warm_up_publishing() -> None:
         finally:
             sys.setswitchinterval(interval)
 
-    threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
+    thread = threading.Thread(target=warm_up, name="warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 def close_stage(run: CampaignRun) -> None:
