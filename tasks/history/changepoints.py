@@ -34,7 +34,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from tasks.bundle.manifest import HistoryOptions
 from tasks.history.edivisive import bisect
-from tasks.history.significance import count_p, student_p
+from tasks.history.significance import count_p, student_p, successive_overdispersion
 
 NEIGHBOURS = 3  # points on each side that an outlier is compared with
 PLACE_RUNS = 3  # a change is moved to the best split of its two segments up to this many runs away
@@ -84,20 +84,22 @@ class Change:
 
 @dataclass(frozen=True)
 class _Points:
-    """The points a test reads: values, and for a rate the calls behind each (None: a t-test of the values)."""
+    """The points a test reads: values, and for a rate the calls behind each (None: a t-test of the values) and the
+    least overdispersion its count tests assume (the series' night to night: `successive_overdispersion`)."""
 
     values: np.ndarray
     calls: np.ndarray | None
+    floor: float = 1.0
 
     def p(self, start: int, split: int, stop: int) -> float:
         """The test of values[start:split] against values[split:stop]."""
         if self.calls is None:
             return student_p(self.values[start:split], self.values[split:stop])
         return count_p(self.values[start:split], self.calls[start:split], self.values[split:stop],
-                       self.calls[split:stop])
+                       self.calls[split:stop], self.floor)
 
     def take(self, mask: np.ndarray) -> _Points:
-        return _Points(self.values[mask], None if self.calls is None else self.calls[mask])
+        return _Points(self.values[mask], None if self.calls is None else self.calls[mask], self.floor)
 
 
 def detect(values: Sequence[float], settings: ChangeSettings = ChangeSettings(),
@@ -115,7 +117,8 @@ def detect(values: Sequence[float], settings: ChangeSettings = ChangeSettings(),
     if present.size < settings.min_runs:
         return []
     proportions = calls is not None and bool(np.all((x[present] >= 0) & (x[present] <= 1)))
-    points = _Points(x[present], np.asarray(calls, dtype=float)[present] if proportions else None)
+    counted = np.asarray(calls, dtype=float)[present] if proportions else None
+    points = _Points(x[present], counted, 1.0 if counted is None else successive_overdispersion(x[present], counted))
     outlier = outlier_mask(points.values, settings)
     if points.calls is not None:
         outlier = _counted_outliers(points, outlier, settings)
@@ -192,7 +195,7 @@ def _counted_outliers(points: _Points, outlier: np.ndarray, settings: ChangeSett
     for i in np.flatnonzero(outlier):
         around = np.r_[max(0, i - NEIGHBOURS) : i, i + 1 : min(n, i + NEIGHBOURS + 1)]
         kept[i] = count_p(points.values[around], points.calls[around], points.values[i : i + 1],
-                          points.calls[i : i + 1]) <= settings.p_value
+                          points.calls[i : i + 1], points.floor) <= settings.p_value
     return kept
 
 

@@ -12,6 +12,11 @@ nights against their segment's rate, over its degrees of freedom, at least 1), t
 estimated from the nights is itself uncertain, as a t-test's variance is: the test's normal deviate is then read
 on Student's t with the nights' degrees of freedom (a label at 3 % of errors whose nights vary 20 % gave 10
 false changes in 200 histories of 40 nights on the normal, none on t).
+φ from the two segments of a split is too small where the split was chosen because the nights differ most there
+(E-divisive asks for the best split): a series' φ is at least the one its successive nights show
+(`successive_overdispersion`, which a shift or an outlier moves little). 8 nights at 3 % of 2,400 calls whose rate
+varies 20 % (φ 3.9): 6 false changes in 200 before, 1 after; a +50 % shift at night 25 of 40 such nights is found
+118 times in 200 instead of 141.
 """
 
 from __future__ import annotations
@@ -39,14 +44,15 @@ def student_p(left: np.ndarray, right: np.ndarray) -> float:
     return float(2 * special.stdtr(df, -abs(t)))
 
 
-def count_p(rates_left: np.ndarray, calls_left: np.ndarray, rates_right: np.ndarray, calls_right: np.ndarray) -> float:
+def count_p(rates_left: np.ndarray, calls_left: np.ndarray, rates_right: np.ndarray, calls_right: np.ndarray,
+            floor: float = 1.0) -> float:
     """Two-sided p-value that the rate (errors / calls) is the same on both sides; see the module docstring."""
     errors_left, errors_right = rates_left * calls_left, rates_right * calls_right
     n_left, n_right = calls_left.sum(), calls_right.sum()
     total = errors_left.sum() + errors_right.sum()
     if total <= 0 or n_left <= 0 or n_right <= 0:
         return 1.0
-    phi = _overdispersion([(errors_left, calls_left), (errors_right, calls_right)])
+    phi = max(floor, _overdispersion([(errors_left, calls_left), (errors_right, calls_right)]))
     share = n_right / (n_left + n_right)
     k, big_k = errors_right.sum() / phi, total / phi
     # P(X >= k) and P(X <= k) for X ~ Binomial(K, π), through the incomplete beta (k need not be whole)
@@ -70,3 +76,28 @@ def _overdispersion(segments: list[tuple[np.ndarray, np.ndarray]]) -> float:
             chi2 += float((((errors - calls * rate) ** 2) / (calls * rate * (1 - rate))).sum())
     df = nights - len(segments)
     return max(1.0, chi2 / df) if df > 0 else 1.0
+
+
+TRIM = 0.1  # the share of night pairs left out of `successive_overdispersion`, the most unlike first (2 at least)
+PAIR_ERRORS = 10  # the least errors of a pair of nights that `successive_overdispersion` reads (5 a night)
+MIN_PAIRS = 6  # fewer such pairs: no estimate (1)
+
+
+def successive_overdispersion(rates: np.ndarray, calls: np.ndarray) -> float:
+    """φ from each night against the next: Pearson's χ² of the pair at its pooled rate (χ² with 1 degree of freedom
+    when the rate holds), its mean over the pairs, the largest TRIM left out (a shift is one pair, an outlier two),
+    scaled by that trimmed mean's value under χ²₁. Only pairs with PAIR_ERRORS errors or more: with a few errors a
+    night the counts are too coarse for χ² (a pair of 0 and 1 error is always 1)."""
+    errors = rates * calls
+    e1, e2, n1, n2 = errors[:-1], errors[1:], calls[:-1], calls[1:]
+    read = (e1 + e2 >= PAIR_ERRORS) & (n1 > 0) & (n2 > 0) & (e1 < n1) & (e2 < n2)
+    if read.sum() < MIN_PAIRS:
+        return 1.0
+    e1, e2, n1, n2 = e1[read], e2[read], n1[read], n2[read]
+    p = (e1 + e2) / (n1 + n2)
+    z2 = np.sort((e1 / n1 - e2 / n2) ** 2 / (p * (1 - p) * (1 / n1 + 1 / n2)))
+    left_out = max(2, round(TRIM * z2.size))
+    share = left_out / z2.size
+    # E[X | X below its (1 - share) quantile] for X ~ χ²₁ is P(χ²₃ < q) / (1 - share): x·f₁(x) = f₃(x)
+    expected = special.gammainc(1.5, special.gammaincinv(0.5, 1 - share)) / (1 - share)
+    return max(1.0, float(z2[:-left_out].mean()) / expected)
