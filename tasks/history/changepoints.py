@@ -150,7 +150,7 @@ def _episodes(points: _Points, changes: list[Change], settings: ChangeSettings) 
                 or (first.after_value - first.before_value) * (last.after_value - last.before_value) >= 0):
             continue
         outer = np.r_[start:first.index, last.index:stop]
-        around = _Points(points.values[outer], None if points.calls is None else points.calls[outer])
+        around = _Points(points.values[outer], None if points.calls is None else points.calls[outer], points.floor)
         joined = _change(around, 0, first.index - start, outer.size, settings)
         if joined.p_value > settings.p_value or _magnitude(joined) < settings.min_change_pct:
             mask[first.index:last.index] = True
@@ -377,7 +377,7 @@ def _outlier_change(clean: _Points, bounds: np.ndarray, kept: np.ndarray, point:
     segment = int(np.searchsorted(bounds, at)) - 1  # just before a change: the segment it ends
     start, stop = int(bounds[segment]), int(bounds[segment + 1])
     around = _Points(np.r_[clean.values[start:stop], point.values],
-                     None if clean.calls is None else np.r_[clean.calls[start:stop], point.calls])
+                     None if clean.calls is None else np.r_[clean.calls[start:stop], point.calls], clean.floor)
     before, value = float(np.median(clean.values[start:stop])), float(point.values[0])
     pending = kept.size - at < settings.settle_runs
     return Change(index, "outlier", before, value, _pct(before, value), around.p(0, stop - start, stop - start + 1),
