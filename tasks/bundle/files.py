@@ -8,6 +8,7 @@ import os
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 # A gzip file may not unpack past either limit (a 1 MB bomb made 2.2 GB of RSS); settable, docs/security.md.
@@ -169,6 +170,20 @@ def _gzip_chunks(path: Path):
     packed, total = path.stat().st_size, 0
     limit = min(MAX_DECOMPRESSED_BYTES, max(1 << 20, int(packed * MAX_GZIP_RATIO)))
     unpack, data = zlib.decompressobj(31), b""
+
+    def unpacked(work: Callable[[], bytes]) -> bytes:
+        nonlocal total
+        try:
+            chunk = work()
+        except zlib.error as exc:
+            raise CompressedFileError(f"corrupt gzip file after {total:,} unpacked bytes: {exc}") from None
+        total += len(chunk)
+        if total > limit:
+            raise CompressedFileError(
+                f"unpacks to more than {limit:,} bytes ({packed:,} compressed; limits: "
+                f"{MAX_DECOMPRESSED_BYTES:,} bytes, ratio {MAX_GZIP_RATIO:g}): refused as a possible gzip bomb")
+        return chunk
+
     with open(path, "rb") as handle:
         while data or (data := handle.read(GZIP_READ)):
             if unpack.eof:  # what follows a member is another member, or zero padding as gzip.open allows
@@ -178,23 +193,10 @@ def _gzip_chunks(path: Path):
                     raise CompressedFileError(f"corrupt gzip file after {total:,} unpacked bytes: what follows the "
                                               f"end of its stream is no gzip member ({data[:8]!r})")
                 unpack = zlib.decompressobj(31)
-            try:
-                chunk = unpack.decompress(data, PASS_CHUNK)
-            except zlib.error as exc:
-                raise CompressedFileError(f"corrupt gzip file after {total:,} unpacked bytes: {exc}") from None
-            data = unpack.unused_data if unpack.eof else unpack.unconsumed_tail
-            total += len(chunk)
-            if total > limit:
-                raise CompressedFileError(
-                    f"unpacks to more than {limit:,} bytes ({packed:,} compressed; limits: "
-                    f"{MAX_DECOMPRESSED_BYTES:,} bytes, ratio {MAX_GZIP_RATIO:g}): refused as a possible gzip bomb")
-            if chunk:
+            if chunk := unpacked(partial(unpack.decompress, data, PASS_CHUNK)):
                 yield chunk
-    try:
-        rest = b"" if unpack.eof else unpack.flush()  # output zlib held back when the last chunk filled up
-    except zlib.error as exc:
-        raise CompressedFileError(f"corrupt gzip file after {total:,} unpacked bytes: {exc}") from None
-    if rest:
+            data = unpack.unused_data if unpack.eof else unpack.unconsumed_tail
+    if not unpack.eof and (rest := unpacked(unpack.flush)):  # output zlib held back when the last chunk filled up
         yield rest
     if not unpack.eof:
         raise CompressedFileError(f"truncated gzip file: it ends after {total:,} unpacked bytes, before the end of "
@@ -214,7 +216,7 @@ class _Bounded(io.RawIOBase):
         if self.at == len(self.rest):
             self.rest, self.at = next(self.chunks, b""), 0
         size = min(len(buffer), len(self.rest) - self.at)
-        buffer[:size] = self.rest[self.at: self.at + size]  # copies what is read, not the rest of the chunk
+        buffer[:size] = memoryview(self.rest)[self.at: self.at + size]  # one copy, of what is read
         self.at += size
         return size
 
