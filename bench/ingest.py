@@ -46,7 +46,7 @@ START_EPOCH_MS = 1_764_000_000_000  # 2025-11-24T16:00:00Z
 ITERATIONS = 5
 # One ingest in a fresh process (its peak RSS its own): prints its seconds, CPU seconds and peak RSS as JSON.
 # Its wall clock starts after the imports, pandas among them: duckdb's client imports pandas at a process's first
-# bound value (0.3 s), which DuckDB's load, timed in this process after its scans, never pays either. Its CPU
+# bound value (0.2-0.3 s), which DuckDB's load, timed in this process after its scans, never pays either. Its CPU
 # seconds are the whole process's, imports included.
 CHILD = """
 import json, resource, sys, time

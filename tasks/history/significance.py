@@ -24,6 +24,10 @@ from __future__ import annotations
 import numpy as np
 from scipy import special
 
+TRIM = 0.1  # the share of night pairs left out of `successive_overdispersion`, the most unlike first (2 at least)
+PAIR_ERRORS = 10  # the least errors of a pair of nights that `successive_overdispersion` reads (5 a night)
+MIN_PAIRS = 6  # fewer such pairs: no estimate (1)
+
 
 def student_p(left: np.ndarray, right: np.ndarray) -> float:
     """Two-sided p-value of Student's pooled-variance t-test of the means of left and right.
@@ -76,11 +80,6 @@ def _overdispersion(segments: list[tuple[np.ndarray, np.ndarray]]) -> float:
             chi2 += float((((errors - calls * rate) ** 2) / (calls * rate * (1 - rate))).sum())
     df = nights - len(segments)
     return max(1.0, chi2 / df) if df > 0 else 1.0
-
-
-TRIM = 0.1  # the share of night pairs left out of `successive_overdispersion`, the most unlike first (2 at least)
-PAIR_ERRORS = 10  # the least errors of a pair of nights that `successive_overdispersion` reads (5 a night)
-MIN_PAIRS = 6  # fewer such pairs: no estimate (1)
 
 
 def successive_overdispersion(rates: np.ndarray, calls: np.ndarray) -> float:

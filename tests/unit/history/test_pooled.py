@@ -140,28 +140,29 @@ def test_the_count_test_is_the_binomial_of_the_errors_after_the_split():
     assert count_p(wild, np.full(6, 1000.0), np.array([0.05]), np.array([1000.0])) > 0.05
 
 
+def _varying_rates(seed: int, nights: int, calls: float = 2400, rate: float = 0.03, spread: float = 0.2,
+                   shift: tuple[int, float] | None = None):
+    """Errors counted on `calls` a night whose rate varies `spread` (relative) from night to night; `shift`: from
+    that night on, the rate times that factor."""
+    rng = np.random.default_rng(seed)
+    rates = np.clip(rate * (1 + spread * rng.standard_normal(nights)), 0, 1)
+    if shift is not None:
+        rates[shift[0]:] = np.clip(rates[shift[0]:] * shift[1], 0, 1)
+    counts = np.full(nights, float(calls))
+    return rng.binomial(counts.astype(int), rates) / counts, counts
+
+
 def test_error_rates_whose_nights_vary_more_than_the_binomial_claim_no_change():
     """3 % of errors on 1,800 calls a night, the night's rate 20 % apart: the dispersion is estimated from the
     nights, so the count test is read on Student's t (before: 10 false changes in 200 such histories)."""
     false, found = 0, 0
     for seed in range(100):
-        rng = np.random.default_rng(seed)
-        calls = np.full(40, 1800)
-        rate = np.clip(0.03 * (1 + 0.2 * rng.standard_normal(40)), 0, 1)
-        false += sum(c.kind == "change" for c in detect(rng.binomial(calls, rate) / calls, calls=calls.astype(float)))
-        rate[25:] *= 1.5
-        found += any(c.kind == "change" and abs(c.index - 25) <= 1
-                     for c in detect(rng.binomial(calls, rate) / calls, calls=calls.astype(float)))
+        rates, calls = _varying_rates(seed, 40, calls=1800)
+        false += sum(c.kind == "change" for c in detect(rates, calls=calls))
+        rates, calls = _varying_rates(seed, 40, calls=1800, shift=(25, 1.5))
+        found += any(c.kind == "change" and abs(c.index - 25) <= 1 for c in detect(rates, calls=calls))
     assert false <= 1, false
     assert found >= 50, found
-
-
-def _varying_rates(seed: int, nights: int, calls: float = 2400, rate: float = 0.03, spread: float = 0.2):
-    """Errors counted on `calls` a night whose rate varies `spread` (relative) from night to night."""
-    rng = np.random.default_rng(seed)
-    rates = np.clip(rate * (1 + spread * rng.standard_normal(nights)), 0, 1)
-    counts = np.full(nights, float(calls))
-    return rng.binomial(counts.astype(int), rates) / counts, counts
 
 
 def test_successive_nights_give_the_overdispersion_of_the_rates_whatever_a_shift():
@@ -171,10 +172,8 @@ def test_successive_nights_give_the_overdispersion_of_the_rates_whatever_a_shift
     varying, binomial, shifted = [], [], []
     for seed in range(200):
         varying.append(successive_overdispersion(*_varying_rates(seed, 50)))
-        rates, calls = _varying_rates(seed, 50, spread=0.0)
-        binomial.append(successive_overdispersion(rates, calls))
-        shift = np.r_[rates[:25], _varying_rates(seed + 1000, 25, rate=0.045, spread=0.0)[0]]
-        shifted.append(successive_overdispersion(shift, calls))
+        binomial.append(successive_overdispersion(*_varying_rates(seed, 50, spread=0.0)))
+        shifted.append(successive_overdispersion(*_varying_rates(seed, 50, spread=0.0, shift=(25, 1.5))))
     assert np.mean(varying) == pytest.approx(1 + 0.2**2 * 0.03 * 2400, rel=0.1)
     assert np.mean(binomial) == pytest.approx(1.0, rel=0.15)
     assert np.mean(shifted) == pytest.approx(np.mean(binomial), rel=0.05)
