@@ -4,7 +4,10 @@ Generates N rows of each (default 10 M), ingests each bundle in a fresh process 
 own), and times three DuckDB yardsticks on the same file in the same run: counting its lines (the bare
 scan), parsing every column typed (keeping nothing), and loading every column into a table. The ingest is
 timed with one requirement (p95 of the file's side) and without any, paired run by run with DuckDB's load
-(`--repeat`: the median of that many pairs). Targets (issue 22): the ingest with every mart at least as fast
+(`--repeat`: the median of that many pairs); then the same file again as another run into the warehouse the ingest
+left ("next night": a nightly warehouse holds the runs before, and DuckDB 1.5.5 gives a scan of a table as many
+threads as its committed rows fill row groups, so the marts' reads of a fresh warehouse's new rows run on one
+thread, a nightly one's on every core). Targets (issue 22): the ingest with every mart at least as fast
 as DuckDB's load (speed ratio >= 1.0), a requirement adding under 5 %, peak RSS under 2 GB at 100 M rows.
 Prints one block per file: each step's seconds, rows/s, and the ingest's rate as a share of that step's.
 
@@ -253,11 +256,16 @@ def bench_one(kind: str, rows: int, workdir: Path, lake: str | None = None, pack
         "sources": [source],
     }
 
-    def ingest(requirements: bool) -> tuple[float, float, float]:
+    def ingest(requirements: bool, next_night: bool = False) -> tuple[float, float, float]:
+        """Into a fresh warehouse; or, `next_night`, the same file as another run into the warehouse the ingest
+        before this one left (holding a run of the same size, as a nightly warehouse holds last night's)."""
         written = manifest if requirements else {key: value for key, value in manifest.items() if key != "requirements"}
+        if next_night:
+            written = {**written, "run_id": f"{manifest['run_id']}-next"}
         (bundle / "run.yaml").write_text(yaml.safe_dump(written, sort_keys=False))
         warehouse = workdir / f"{kind}.duckdb"
-        warehouse.unlink(missing_ok=True)
+        if not next_night:
+            warehouse.unlink(missing_ok=True)
         return ingest_in_child(bundle, warehouse)
 
     # the best of two for DuckDB's scans, which vary most with the page cache; first, so that their bound path pays
@@ -265,8 +273,9 @@ def bench_one(kind: str, rows: int, workdir: Path, lake: str | None = None, pack
     line_s = min(line_scan_seconds(raw) for _ in range(2))
     typed_s = min(typed_scan_seconds(kind, raw) for _ in range(2))
     # paired run by run: DuckDB's load, then the ingest without and with a requirement, `repeat` times
-    load_s, load_cpu, bare_s, bare_cpu, ingest_s, ingest_cpu, rss_mb = _median(
-        lambda: (*duckdb_load_seconds(kind, raw, workdir), *ingest(False)[:2], *ingest(True)), repeat)
+    load_s, load_cpu, bare_s, bare_cpu, ingest_s, ingest_cpu, rss_mb, next_s, next_cpu = _median(
+        lambda: (*duckdb_load_seconds(kind, raw, workdir), *ingest(False)[:2], *ingest(True),
+                 *ingest(True, next_night=True)[:2]), repeat)
     lake_s = ingest_in_child(bundle, lake)[0] if lake else None
     return {
         "processes": processes, "fixed": fixed_costs(kind, bundle, raw, workdir, processes) if processes else None,
@@ -277,7 +286,9 @@ def bench_one(kind: str, rows: int, workdir: Path, lake: str | None = None, pack
             "DuckDB typed scan (every column)": typed_s,
             "DuckDB load (every column into a table)": load_s,
             "perfcampaign ingest": ingest_s,
+            "perfcampaign ingest, next night": next_s,
         },
+        "next_cpu": next_cpu,
     }
 
 
@@ -291,6 +302,9 @@ def print_result(r: dict) -> None:
     load_s = r["seconds"]["DuckDB load (every column into a table)"]
     print(f"  ingest speed / DuckDB load speed: {load_s / ingest_s:.2f} (target >= 1.0); in CPU time "
           f"{r['load_cpu'] / r['ingest_cpu']:.2f} ({r['ingest_cpu']:.2f} s against {r['load_cpu']:.2f} s)")
+    next_s = r["seconds"]["perfcampaign ingest, next night"]
+    print(f"  next night (into the warehouse holding the run above): {load_s / next_s:.2f}; in CPU time "
+          f"{r['load_cpu'] / r['next_cpu']:.2f} ({r['next_cpu']:.2f} s)")
     print(f"  a requirement adds {100 * (ingest_s / r['bare_s'] - 1):+.1f} % to the ingest, "
           f"{100 * (r['ingest_cpu'] / r['bare_cpu'] - 1):+.1f} % in CPU time (target < 5 %)")
     print(f"  peak RSS of the ingest: {r['rss_mb']:,.0f} MB (target < 2,048 MB at 100 M rows)", flush=True)
