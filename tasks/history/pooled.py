@@ -42,6 +42,7 @@ GROUP_SIZE = 0.7  # x min_change_pct: the least shift of a group's pooled series
 POOLED_SIZE = 0.5  # x min_change_pct: the least move of a member a group names, and of a shared-noise level
 MOVE_RUNS = 3  # a member's own change this close to the group's, in its direction, moves to the group's run
 MOVE_SHARE = 0.5  # ... when the other members' shift there is at least this part of it (they moved too)
+OTHERS_RUNS = 6  # ... their shift read from this many runs on each side of the group's run (within its segments)
 AGREE_RUNS = 1  # a member the group names has its own best split this close to the group's run
 NOISE_FLOOR = 0.002  # relative noise no member is weighted beyond (a nearly constant series)
 RATES = frozenset({"error_rate"})  # proportions of the calls: tested as counts (significance.count_p)
@@ -185,10 +186,12 @@ def _others_moved(members: list[Series], clean: list[np.ndarray], member: Series
     the group's segments, first position, the run, last) in the direction of the member's own change, by at least
     MOVE_SHARE of it. Only then is the group's run other series' evidence of the member's shift; else it is the
     member's own shift seen through the noise of members that did not move (one label of an iteration's group),
-    placed no better than by the member alone."""
+    placed no better than by the member alone. Their levels are the medians of up to OTHERS_RUNS runs on each side:
+    a shift of a few members the group did not find (an improvement of one iteration a week before) moves the
+    median of a whole segment, and hid that the others moved."""
     rest = [(m, values) for m, values in zip(members, clean) if m is not member]
     columns, pooled = _pooled([m for m, _ in rest], [values for _, values in rest], settings, residual)
-    first, at, last = span
+    first, at, last = max(span[0], span[1] - OTHERS_RUNS), span[1], min(span[2], span[1] + OTHERS_RUNS - 1)
     before = pooled[(columns >= first) & (columns < at) & np.isfinite(pooled)]
     after = pooled[(columns >= at) & (columns <= last) & np.isfinite(pooled)]
     if before.size == 0 or after.size == 0:
