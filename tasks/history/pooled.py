@@ -40,7 +40,7 @@ from tasks.history.significance import student_p
 MEMBER_P = 0.05  # a member's own t-test at the group's change, for the group to name it
 GROUP_SIZE = 0.7  # x min_change_pct: the least shift of a group's pooled series (most of its members moved)
 POOLED_SIZE = 0.5  # x min_change_pct: the least move of a member a group names, and of a shared-noise level
-MOVE_RUNS = 3  # a member's own change this close to the group's, in its direction, moves to the group's run
+MOVE_RUNS = 4  # runs: a member's own change this close to the group's, in its direction, moves to the group's run
 MOVE_SHARE = 0.5  # ... when the other members' shift there is at least this part of it (they moved too)
 OTHERS_RUNS = 6  # ... their shift read from this many runs on each side of the group's run (within its segments)
 AGREE_RUNS = 1  # a member the group names has its own best split this close to the group's run

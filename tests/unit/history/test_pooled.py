@@ -124,6 +124,16 @@ def test_a_members_change_moves_to_its_groups_run_past_a_shift_of_other_members_
     assert changes == [(22, "label B: 8 series"), (29, "series")]
 
 
+def test_a_members_change_four_runs_from_its_groups_run_moves_to_it():
+    """Seed 749 of the sixty nights: label B's +6 % at night 22 is found by its group; client iteration 2's p50 alone
+    puts it at night 17, four runs before (night 19 failed: in no series). MOVE_RUNS (4) moves it to the group's run."""
+    history = sixty_nights(749)
+    member = ("A", "client", "(all)", 2, "B", "p50_ms")
+    changes = [(history.nights["A"][c.index], by) for s, c, by in detect_history(history)
+               if c.kind == "change" and series_id(s.key) == member]
+    assert changes == [(22, "label B: 8 series")]
+
+
 # --- rates as counts -------------------------------------------------------------------------------------------
 
 
