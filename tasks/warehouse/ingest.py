@@ -30,6 +30,7 @@ from tasks.warehouse.connection import (
 )
 from tasks.warehouse.engines import Lake, lake_lock, parse_warehouse
 from tasks.warehouse.lake import reserve_source_keys, retry_on_conflict
+from tasks.warehouse.models import build_model
 from tasks.warehouse.moving import OtherMartModels, copy_runs
 from tasks.warehouse.reading import IngestError, SourceReport, read_all_sources
 from tasks.warehouse.verdicts import Verdict, run_verdicts
@@ -131,21 +132,21 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
 
 def _finish_run(con: duckdb.DuckDBPyConnection, report: IngestReport) -> None:
     params = {"run_id": report.run_id}
+    build_model(con, "int_run_request_totals", params)
     con.execute(
         "update runs set "
-        "unmapped_requests = (select count(*) from requests where run_id = $run_id and iteration is null), "
+        "unmapped_requests = (select coalesce(sum(calls), 0) from int_run_request_totals where iteration is null), "
         "rejected_lines = (select count(*) from rejected_lines where run_id = $run_id) "
         "where run_id = $run_id",
         params,
     )
     con.execute(  # requests placed by overlap (docs/warehouse.md, "Placing rows in iterations")
-        "update iterations set boundary_calls = (select count(*) from requests where requests.run_id = $run_id "
-        "and requests.iteration = iterations.iteration and requests.is_boundary) where run_id = $run_id",
+        "update iterations set boundary_calls = (select coalesce(sum(totals.boundary_calls), 0) "
+        "from int_run_request_totals as totals where totals.iteration = iterations.iteration) where run_id = $run_id",
         params,
     )
     report.requests_by_side = dict(
-        con.execute("select side, count(*) from requests where run_id = $run_id group by side order by side", params)
-        .fetchall()
+        con.execute("select side, sum(calls)::bigint from int_run_request_totals group by side order by side").fetchall()
     )
     report.unmapped_requests, report.rejected_lines = con.execute(
         "select unmapped_requests, rejected_lines from runs where run_id = $run_id", params
