@@ -122,7 +122,8 @@ def test_a_members_change_moves_to_its_groups_run_past_a_shift_of_other_members_
     member = ("A", "server", "(all)", 2, "B", "p95_ms")
     changes = [(history.nights["A"][c.index], by) for s, c, by in detect_history(history)
                if c.kind == "change" and series_id(s.key) == member]
-    assert changes == [(22, "label B: 8 series"), (29, "series")]
+    assert (22, "label B: 8 series") in changes, changes
+    assert not [night for night, _ in changes if 19 <= night <= 21], changes
 
 
 def test_a_members_change_four_runs_from_its_groups_run_moves_to_it():
@@ -132,7 +133,8 @@ def test_a_members_change_four_runs_from_its_groups_run_moves_to_it():
     member = ("A", "client", "(all)", 2, "B", "p50_ms")
     changes = [(history.nights["A"][c.index], by) for s, c, by in detect_history(history)
                if c.kind == "change" and series_id(s.key) == member]
-    assert changes == [(22, "label B: 8 series")]
+    assert (22, "label B: 8 series") in changes, changes
+    assert not [night for night, _ in changes if 16 <= night <= 21], changes
 
 
 # --- rates as counts -------------------------------------------------------------------------------------------
