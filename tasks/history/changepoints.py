@@ -268,16 +268,20 @@ def retest(values: Sequence[float], own: list[int], fixed: list[int], settings: 
     """A series' own changes (indices into values) once a group found changes of it at `fixed`: those are new
     bounds of its segments, so each own change is placed again and retested against its new neighbours, the weakest
     dropped as in the merge step, until all pass. A change the series took between two shifts a week apart (one
-    level of 4 nights too short to stand alone) is placed, or dropped, once the group has found one of them."""
+    level of 4 nights too short to stand alone) is placed, or dropped, once the group has found one of them. Each
+    change is placed once, as in `_search`: placed again after its neighbour was dropped, a change walks towards the
+    middle of the two shifts its segment now holds (seed 1240 of issue 21's kind of history: night 29 to 31)."""
     x = np.asarray(values, dtype=float)
     present = np.flatnonzero(np.isfinite(x))
     kept = present[~outlier_mask(x[present], settings)]
     points = _Points(x[kept], None)
     at = lambda indices: {int(i) for i in np.searchsorted(kept, indices)}
     mine, bounds = at(own), at(fixed)
+    placed: set[int] = set()
     while mine:
-        splits = _placed(points, sorted(mine | bounds), bounds)
+        splits = _placed(points, sorted(mine | bounds), bounds | placed)
         mine = set(splits) - bounds
+        placed = set(mine)
         edges = [0, *splits, points.values.size]
         changes = {edges[i]: _change(points, *edges[i - 1 : i + 2], settings) for i in range(1, len(edges) - 1)
                    if edges[i] in mine}
@@ -288,6 +292,19 @@ def retest(values: Sequence[float], own: list[int], fixed: list[int], settings: 
             weakest = min(changes.values(), key=_magnitude)
         mine.discard(weakest.index)
     return []
+
+
+def split_between(values: Sequence[float], fixed: list[int], settings: ChangeSettings) -> list[Change]:
+    """The changes of a series inside the segments between `fixed` indices (not themselves changes): the split step
+    in each segment, then `retest` with the bounds fixed. A shift the split step refused over a segment holding a
+    smaller shift of some members (a group's series) is found once that shift bounds it."""
+    x = np.asarray(values, dtype=float)
+    present = np.flatnonzero(np.isfinite(x))
+    kept = present[~outlier_mask(x[present], settings)]
+    points = _Points(x[kept], None)
+    bounds = sorted({0, points.values.size, *(int(i) for i in np.searchsorted(kept, fixed))})
+    found = {s for start, stop in pairwise(bounds) for s in _weak_splits(points, settings, start, stop)} - set(bounds)
+    return retest(values, [int(kept[s]) for s in found], fixed, settings) if found else []
 
 
 def _placed(points: _Points, splits: list[int], fixed: set[int] = frozenset()) -> list[int]:

@@ -29,11 +29,12 @@ settled in its own series, and a member it named has its own changes retested be
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from tasks.history.changepoints import Change, ChangeSettings, detect, relative_noise, retest
+from tasks.history.changepoints import Change, ChangeSettings, detect, relative_noise, retest, split_between
 from tasks.history.shared import MIN_SERIES, levels, shared_noise, without_outliers
 from tasks.history.significance import student_p
 
@@ -43,6 +44,8 @@ POOLED_SIZE = 0.5  # x min_change_pct: the least move of a member a group names,
 MOVE_RUNS = 4  # runs: a member's own change this close to the group's, in its direction, moves to the group's run
 MOVE_SHARE = 0.5  # ... when the other members' shift there is at least this part of it (they moved too)
 OTHERS_RUNS = 6  # ... their shift read from this many runs on each side of the group's run (within its segments)
+CONSENSUS_MEMBERS = 3  # members whose own changes at one run move their group's shift there (`_members_run`)
+SUB_MEMBERS = 2  # members of one iteration that changed alone at one run: a bound of the group's segments
 AGREE_RUNS = 1  # a member the group names has its own best split this close to the group's run
 NOISE_FLOOR = 0.002  # relative noise no member is weighted beyond (a nearly constant series)
 RATES = frozenset({"error_rate"})  # proportions of the calls: tested as counts (significance.count_p)
@@ -157,16 +160,20 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
         if np.isfinite(pooled).sum() < settings.min_runs:
             return []
         shifts = [c for c in detect(pooled, group, place=False) if c.kind == "change"]
+        if not residual:
+            shifts = sorted(shifts + _shifts_between_subgroups(members, columns, pooled, shifts, group),
+                            key=lambda c: c.index)
         bounds = [0, *(c.index for c in shifts), columns.size]
         for i, shift in enumerate(shifts):
-            at = int(columns[shift.index])
+            first, last = int(columns[bounds[i]]), int(columns[bounds[i + 2] - 1])
+            at = _members_run(members, int(columns[shift.index]), shift, first, last)
             if taken & {at - 1, at, at + 1} or shift.pending:
                 continue  # the residuals' shift, seen again in the values; or one not settled in the group itself
             taken.add(at)
             alone = _moved_alone(members, at, shift)
             if not residual and alone is None:
                 continue  # no member found it alone: the residuals hold what no member was sure of, and had none here
-            span = (int(columns[bounds[i]]), at, int(columns[bounds[i + 2] - 1]))
+            span = (first, at, last)
             for member, values in zip(members, clean):
                 change = _member_change(member, values, span, shift, settings)
                 if change is None:
@@ -178,6 +185,44 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
                         named.p_value <= MEMBER_P / 10 and abs(named.change_pct) >= MOVE_SHARE * alone):
                     found.append((member, named, moved))
     return found
+
+
+def _shifts_between_subgroups(members: list[Series], columns: np.ndarray, pooled: np.ndarray, shifts: list[Change],
+                               group: ChangeSettings) -> list[Change]:
+    """The shifts of a group's values that a smaller shift of a few members hid: the runs where members of one
+    iteration changed alone (SUB_MEMBERS or more, one run apart at most, the same way, more than MOVE_RUNS runs from
+    the group's shifts) bound the group's segments, and the split step looks again between them
+    (`changepoints.split_between`). Seed 704 of issue 21's kind of history: iteration 1's -12 % at night 15, a quarter
+    of label B's group, mixed two levels into the segment of label B's +6 % at night 22, whose t-test then gave p
+    0.006; bounded at night 15, 1e-5."""
+    at = [int(columns[c.index]) for c in shifts]
+    own = [(int(m.positions[c.index]), np.sign(c.change_pct), m.key["iteration"]) for m in members for c in m.changes
+           if c.kind == "change" and c.change_pct is not None]
+    bounds = set()
+    for pos, sign, iteration in own:
+        near = [p for p, s, i in own if abs(p - pos) <= 1 and s == sign and i == iteration]
+        if len(near) >= SUB_MEMBERS and all(abs(pos - a) > MOVE_RUNS for a in at):
+            bounds.add(int(np.median(near)))
+    if not bounds:
+        return []
+    fixed = [c.index for c in shifts] + [int(i) for i in np.searchsorted(columns, sorted(bounds))]
+    return [c for c in split_between(pooled, fixed, group) if all(abs(int(columns[c.index]) - b) > 1 for b in bounds)]
+
+
+def _members_run(members: list[Series], at: int, shift: Change, first: int, last: int) -> int:
+    """The run of a group's shift: the split of the group's series (`at`) unless CONSENSUS_MEMBERS or more members
+    found it alone at one other run (more than at `at`), up to MOVE_RUNS away and within the group's segments
+    (first, last). A member's own split fits its whole segments (`changepoints._placed`); E-divisive's split of the
+    group's series, which is not placed so, compares a few runs on each side, and a high night just after a shift
+    moved it: seed 1269 of issue 21's kind of history, 4 of label C's 8 series at night 36 (the shift), the group at
+    38."""
+    runs = Counter(int(m.positions[c.index]) for m in members for c in m.changes
+                   if c.kind == "change" and c.change_pct is not None
+                   and np.sign(c.change_pct) == np.sign(shift.change_pct) and abs(int(m.positions[c.index]) - at) <= MOVE_RUNS)
+    if not runs:
+        return at
+    run, count = max(runs.items(), key=lambda item: (item[1], -abs(item[0] - at)))
+    return run if count >= CONSENSUS_MEMBERS and count > runs[at] and first < run <= last else at
 
 
 def _others_moved(members: list[Series], clean: list[np.ndarray], member: Series, span: tuple[int, int, int],

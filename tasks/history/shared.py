@@ -22,6 +22,7 @@ import numpy as np
 
 from tasks.history.changepoints import Change, ChangeSettings, detect, outlier_mask
 
+STEP_P = 0.01  # a step of the shared series is a level at this p (or p_value, if larger): not noise to divide out
 MIN_SERIES = 3  # fewer series of a side on a night: nothing is shared to estimate
 
 
@@ -60,6 +61,6 @@ def shared_noise(positions: list[np.ndarray], clean: list[np.ndarray], changes: 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column is left out by `enough`
         common = np.nanmedian(table[:, enough], axis=0)
-    steps = detect(1 + common, replace(settings, min_change_pct=step_pct))
+    steps = detect(1 + common, replace(settings, min_change_pct=step_pct, p_value=max(STEP_P, settings.p_value)))
     noise[enough] = common - levels(common, steps)
     return noise

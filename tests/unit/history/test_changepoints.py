@@ -272,6 +272,41 @@ def test_a_change_between_two_shifts_is_retested_against_the_one_a_group_found()
     assert change.p_value == pytest.approx(stats.ttest_ind(values[:12], values[12:29]).pvalue)
 
 
+def test_a_change_whose_neighbour_the_retest_drops_stays_where_it_was_placed():
+    """Two shifts a week apart (+12 % at 20 and at 27) and a group's change at 33 that shortens the second one's
+    segment: [20, 27) against [27, 33) is not significant at p_value, so that change goes. The first stays at 20,
+    where it was placed; placed again over [0, 33), which holds both shifts, least squares would put it at 22."""
+    from tasks.history.changepoints import PLACE_RUNS, retest
+
+    values = nightly(15, runs=40, noise=0.03)
+    values[20:] *= 1.12
+    values[27:] *= 1.12
+    values[33:] *= 1.1
+    assert stats.ttest_ind(values[20:27], values[27:33]).pvalue > ChangeSettings().p_value
+    squares = lambda k: ((values[:k] - values[:k].mean()) ** 2).sum() + ((values[k:33] - values[k:33].mean()) ** 2).sum()
+    assert min(range(20 - PLACE_RUNS, 20 + PLACE_RUNS + 1), key=squares) == 22
+    (change,) = retest(values, [20, 27], [33], ChangeSettings())
+    assert change.index == 20
+
+
+def test_a_shift_the_split_step_misses_in_a_mixed_segment_is_found_between_fixed_bounds():
+    """+8 % at 8, -3 % at 15 (under what a change must move here), +5 % at 22, +12 % at 29 in a low-noise series:
+    the split step over [8, 29), which holds three levels, does not come to 22. Between the bounds 15 and 29,
+    `split_between` finds it at its run, with the t-test of those two segments."""
+    from tasks.history.changepoints import split_between
+
+    values = nightly(0, runs=40, noise=0.01)
+    values[8:] *= 1.08
+    values[15:] *= 0.97
+    values[22:] *= 1.05
+    values[29:] *= 1.12
+    settings = ChangeSettings(min_change_pct=3.5)
+    assert [c.index for c in detect(values, settings, place=False)] == [8, 29]
+    (change,) = split_between(values, [8, 15, 29], settings)
+    assert change.index == 22
+    assert change.p_value == pytest.approx(stats.ttest_ind(values[15:22], values[22:29]).pvalue)
+
+
 def test_a_rate_change_is_placed_where_the_errors_of_its_two_segments_are_likeliest():
     """`_placed` for a rate against the binomial log-likelihood (scipy's pmf, night by night, each segment at its own
     rate) of every split up to 3 runs away; least squares of the rates would follow the noisiest nights instead."""
