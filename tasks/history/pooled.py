@@ -218,7 +218,8 @@ def _members_run(members: list[Series], at: int, shift: Change, first: int, last
     38."""
     runs = Counter(int(m.positions[c.index]) for m in members for c in m.changes
                    if c.kind == "change" and c.change_pct is not None
-                   and np.sign(c.change_pct) == np.sign(shift.change_pct) and abs(int(m.positions[c.index]) - at) <= MOVE_RUNS)
+                   and np.sign(c.change_pct) == np.sign(shift.change_pct)
+                   and abs(int(m.positions[c.index]) - at) <= MOVE_RUNS)
     if not runs:
         return at
     run, count = max(runs.items(), key=lambda item: (item[1], -abs(item[0] - at)))
