@@ -156,6 +156,17 @@ def test_a_groups_shift_is_placed_where_most_of_its_members_found_it_alone():
     assert [n for n in nights if n[0] in (37, 38, 39)] == [(38, "server", 3)], nights
 
 
+def test_members_own_changes_near_one_run_move_to_where_their_groups_values_split():
+    """Seed 1254 of the sixty nights: label B's group does not claim its +6 % at night 22, but 4 of its p95 series
+    found it alone at nights 20-23 (server iterations 2 and 4, client 2: 22-23; server 3: 20). The group's values split
+    best at night 22, and server iteration 3's change moves there."""
+    history = sixty_nights(1254)
+    changes = [(history.nights["A"][c.index], by) for s, c, by in detect_history(history)
+               if c.kind == "change" and series_id(s.key) == ("A", "server", "(all)", 3, "B", "p95_ms")]
+    assert (22, "label B: 8 series") in changes, changes
+    assert not [night for night, _ in changes if night in (19, 20, 21, 23, 24, 25)], changes
+
+
 def test_a_level_most_other_series_moved_to_is_not_divided_out_of_a_group():
     """Seed 1215, plan B (8 nights): iterations 3 and 4 lose 15 % of their calls per second at night 55; 2 of their 8
     series found it alone. The median of the other series of the side, which iteration 1's labels are divided by, falls
