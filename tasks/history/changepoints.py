@@ -271,10 +271,7 @@ def retest(values: Sequence[float], own: list[int], fixed: list[int], settings: 
     level of 4 nights too short to stand alone) is placed, or dropped, once the group has found one of them. Each
     change is placed once, as in `_search`: placed again after its neighbour was dropped, a change walks towards the
     middle of the two shifts its segment now holds (seed 1240 of issue 21's kind of history: night 29 to 31)."""
-    x = np.asarray(values, dtype=float)
-    present = np.flatnonzero(np.isfinite(x))
-    kept = present[~outlier_mask(x[present], settings)]
-    points = _Points(x[kept], None)
+    kept, points = _without_outliers(values, settings)
     at = lambda indices: {int(i) for i in np.searchsorted(kept, indices)}
     mine, bounds = at(own), at(fixed)
     placed: set[int] = set()
@@ -294,14 +291,19 @@ def retest(values: Sequence[float], own: list[int], fixed: list[int], settings: 
     return []
 
 
+def _without_outliers(values: Sequence[float], settings: ChangeSettings) -> tuple[np.ndarray, _Points]:
+    """The indices of the values kept (present, no one-night outlier) and their points, tested as values."""
+    x = np.asarray(values, dtype=float)
+    present = np.flatnonzero(np.isfinite(x))
+    kept = present[~outlier_mask(x[present], settings)]
+    return kept, _Points(x[kept], None)
+
+
 def split_between(values: Sequence[float], fixed: list[int], settings: ChangeSettings) -> list[Change]:
     """The changes of a series inside the segments between `fixed` indices (not themselves changes): the split step
     in each segment, then `retest` with the bounds fixed. A shift the split step refused over a segment holding a
     smaller shift of some members (a group's series) is found once that shift bounds it."""
-    x = np.asarray(values, dtype=float)
-    present = np.flatnonzero(np.isfinite(x))
-    kept = present[~outlier_mask(x[present], settings)]
-    points = _Points(x[kept], None)
+    kept, points = _without_outliers(values, settings)
     bounds = sorted({0, points.values.size, *(int(i) for i in np.searchsorted(kept, fixed))})
     found = {s for start, stop in pairwise(bounds) for s in _weak_splits(points, settings, start, stop)} - set(bounds)
     return retest(values, [int(kept[s]) for s in found], fixed, settings) if found else []

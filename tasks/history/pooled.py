@@ -175,8 +175,8 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             if not residual and alone is None:
                 continue  # no member found it alone: the residuals hold what no member was sure of, and had none here
             span = (first, at, last)
+            direction = None if shift.change_pct is None else float(np.sign(shift.change_pct))
             for member, values in zip(members, clean):
-                direction = None if shift.change_pct is None else float(np.sign(shift.change_pct))
                 change = _member_change(member, values, span, direction, settings)
                 if change is None:
                     continue
@@ -191,6 +191,12 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
     return found
 
 
+def _own_changes(members: list[Series]) -> list[tuple[int, float, int]]:
+    """The members' own changes of a size (not from a level of 0): plan position, direction, member's index."""
+    return [(int(m.positions[c.index]), float(np.sign(c.change_pct)), i) for i, m in enumerate(members)
+            for c in m.changes if c.kind == "change" and c.change_pct is not None]
+
+
 def _cluster_moves(members: list[Series], clean: list[np.ndarray], columns: np.ndarray, pooled: np.ndarray,
                    shifts: list[Change], settings: ChangeSettings, taken: set[int], found: list[tuple]) -> list[tuple]:
     """Members' own changes near no shift of their group: when CONSENSUS_MEMBERS or more members changed alone the
@@ -200,9 +206,8 @@ def _cluster_moves(members: list[Series], clean: list[np.ndarray], columns: np.n
     to claim is still placed better by its series than by each member alone: label B's +6 % at night 22, which its
     group misses on a third of issue 21's kind of histories, was put at nights 20-25 by its series alone."""
     named = {id(m) for m, _, _ in found}
-    own = [(int(m.positions[c.index]), float(np.sign(c.change_pct)), i) for i, m in enumerate(members)
-           for c in m.changes if c.kind == "change" and c.change_pct is not None and id(m) not in named
-           and all(abs(int(m.positions[c.index]) - run) > MOVE_RUNS for run in taken)]
+    own = [(pos, sign, i) for pos, sign, i in _own_changes(members)
+           if id(members[i]) not in named and all(abs(pos - run) > MOVE_RUNS for run in taken)]
     runs = sorted(int(columns[c.index]) for c in shifts)
     ok = np.isfinite(pooled)
     moves = []
@@ -235,8 +240,7 @@ def _shifts_between_subgroups(members: list[Series], columns: np.ndarray, pooled
     of label B's group, mixed two levels into the segment of label B's +6 % at night 22, whose t-test then gave p
     0.006; bounded at night 15, 1e-5."""
     at = [int(columns[c.index]) for c in shifts]
-    own = [(int(m.positions[c.index]), np.sign(c.change_pct), m.key["iteration"]) for m in members for c in m.changes
-           if c.kind == "change" and c.change_pct is not None]
+    own = [(pos, sign, members[i].key["iteration"]) for pos, sign, i in _own_changes(members)]
     bounds = set()
     for pos, sign, iteration in own:
         near = [p for p, s, i in own if abs(p - pos) <= 1 and s == sign and i == iteration]
@@ -255,10 +259,8 @@ def _members_run(members: list[Series], at: int, shift: Change, first: int, last
     group's series, which is not placed so, compares a few runs on each side, and a high night just after a shift
     moved it: seed 1269 of issue 21's kind of history, 4 of label C's 8 series at night 36 (the shift), the group at
     38."""
-    runs = Counter(int(m.positions[c.index]) for m in members for c in m.changes
-                   if c.kind == "change" and c.change_pct is not None
-                   and np.sign(c.change_pct) == np.sign(shift.change_pct)
-                   and abs(int(m.positions[c.index]) - at) <= MOVE_RUNS)
+    runs = Counter(pos for pos, sign, _ in _own_changes(members)
+                   if sign == np.sign(shift.change_pct) and abs(pos - at) <= MOVE_RUNS)
     if not runs:
         return at
     run, count = max(runs.items(), key=lambda item: (item[1], -abs(item[0] - at)))
