@@ -18,13 +18,14 @@ holding none of the group's calls show it: over 8 members it is most of the pool
 after a shift placed the group's change 2-3 nights off.
 
 A change the group found becomes a change point of each member that moved with it and has none of its own
-within a run: at the group's run and between the group's neighbouring changes, in the same direction, at
+at that run: at the group's run and between the group's neighbouring changes, in the same direction, at
 least half the group's size (closer to the group's shift than to none), and its own t-test p <= MEMBER_P
 (the group already answered whether anything moved; this only says which series did), where its own values
 split best (AGREE_RUNS); a member's own change nearby moves to the group's run when the group's other members
 moved there too (MOVE_SHARE, `_others_moved`). See `_member_change`. A group names members only for a change
 settled in its own series, and a member it named has its own changes retested between the group's
-(`changepoints.retest`).
+(`changepoints.retest`), but for those at a group's run (`confirmed`). A shift the residuals show only once the
+shared noise is divided out is none (`_in_raw_values`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ CONSENSUS_MEMBERS = 3  # members whose own changes at one run move their group's
 CLUSTER_RUNS = 2  # ... whose own changes this close to one run where the group found none move together
 SUB_MEMBERS = 2  # members of one iteration that changed alone at one run: a bound of the group's segments
 AGREE_RUNS = 1  # a member the group names has its own best split this close to the group's run
+RAW_P = 0.01  # a residuals' shift is also one of the values without the shared noise divided out, at this p
 NOISE_FLOOR = 0.002  # relative noise no member is weighted beyond (a nearly constant series)
 RATES = frozenset({"error_rate"})  # proportions of the calls: tested as counts (significance.count_p)
 EXTREMES = frozenset({"max_ms"})  # one call's time: a change is shown, never announced unless alert_extremes
@@ -65,6 +67,7 @@ class Series:
     changes: list[Change] = field(default_factory=list)  # its own change points (indices into values)
     runs: np.ndarray | None = None  # the run ids, for the caller
     clean: np.ndarray | None = None  # its values without its one-night outliers (NaN), once for every group
+    confirmed: set[int] = field(default_factory=set)  # its own changes at a group's shift: they stay when retested
 
 
 def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[Series, Change, str]]:
@@ -72,7 +75,7 @@ def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[S
     groups found (found by the group's name), one per series and run."""
     by: dict[tuple[int, int], str] = {}  # (series, index) -> what found it
     for s in series:
-        s.changes = detect(s.values, settings, s.calls if s.key["metric"] in RATES else None)
+        s.changes, s.confirmed = detect(s.values, settings, s.calls if s.key["metric"] in RATES else None), set()
         by.update({(id(s), change.index): "series" for change in s.changes})
     sides = _sides(series, settings)
     for name, members in groups(series):
@@ -81,9 +84,9 @@ def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[S
             member.changes = sorted([c for c in member.changes if c is not moved] + [change], key=lambda c: c.index)
             by[id(member), change.index] = name
     for s in series:  # the groups' changes are new bounds of a member's segments: its own are retested between them
-        fixed = [c for c in s.changes if by[id(s), c.index] != "series"]
-        if fixed:
-            own = [c.index for c in s.changes if c.kind == "change" and by[id(s), c.index] == "series"]
+        if any(by[id(s), c.index] != "series" for c in s.changes):
+            fixed = [c for c in s.changes if by[id(s), c.index] != "series" or c.index in s.confirmed]
+            own = [c.index for c in s.changes if c.kind == "change" and all(c is not f for f in fixed)]
             kept = retest(s.values, own, [c.index for c in fixed], settings)
             s.changes = sorted([c for c in s.changes if c.kind != "change"] + fixed + kept, key=lambda c: c.index)
             by.update({(id(s), c.index): "series" for c in kept})
@@ -161,7 +164,9 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
         if np.isfinite(pooled).sum() < settings.min_runs:
             return []
         shifts = [c for c in detect(pooled, group, place=False) if c.kind == "change"]
-        if not residual:
+        if residual:
+            shifts = _in_raw_values(members, settings, shifts)
+        else:
             shifts = sorted(shifts + _shifts_between_subgroups(members, columns, pooled, shifts, group),
                             key=lambda c: c.index)
         bounds = [0, *(c.index for c in shifts), columns.size]
@@ -177,6 +182,8 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             span = (first, at, last)
             direction = None if shift.change_pct is None else float(np.sign(shift.change_pct))
             for member, values in zip(members, clean):
+                member.confirmed |= {c.index for c in member.changes if c.kind == "change" and c.change_pct is not None
+                                     and int(member.positions[c.index]) == at and np.sign(c.change_pct) == direction}
                 change = _member_change(member, values, span, direction, settings)
                 if change is None:
                     continue
@@ -189,6 +196,23 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
         if not residual:
             found += _cluster_moves(members, clean, columns, pooled, shifts, settings, taken, found)
     return found
+
+
+def _in_raw_values(members: list[Series], settings: ChangeSettings, shifts: list[Change]) -> list[Change]:
+    """The residuals' shifts that their members' values show too before the shared noise is divided out (the same
+    segments, the same direction, Student's p <= RAW_P). The shared noise of a side is the median of its other
+    series: a shift of another label none of its series found alone stays in it and is divided out of this group as
+    a shift the other way (seed 1664 of issue 21's kind of history)."""
+    _, raw = _pooled(members, [m.clean for m in members], settings, True)
+    bounds = [0, *(c.index for c in shifts), raw.size]
+    kept = []
+    for i, shift in enumerate(shifts):
+        left, right = raw[bounds[i]:shift.index], raw[shift.index:bounds[i + 2]]
+        left, right = left[np.isfinite(left)], right[np.isfinite(right)]
+        if (left.size and right.size and np.sign(right.mean() - left.mean()) == np.sign(shift.change_pct)
+                and student_p(left, right) <= RAW_P):
+            kept.append(shift)
+    return kept
 
 
 def _own_changes(members: list[Series]) -> list[tuple[int, float, int]]:
@@ -254,17 +278,19 @@ def _shifts_between_subgroups(members: list[Series], columns: np.ndarray, pooled
 
 def _members_run(members: list[Series], at: int, shift: Change, first: int, last: int) -> int:
     """The run of a group's shift: the split of the group's series (`at`) unless CONSENSUS_MEMBERS or more members
-    found it alone at one other run (more than at `at`), up to MOVE_RUNS away and within the group's segments
-    (first, last). A member's own split fits its whole segments (`changepoints._placed`); E-divisive's split of the
-    group's series, which is not placed so, compares a few runs on each side, and a high night just after a shift
-    moved it: seed 1269 of issue 21's kind of history, 4 of label C's 8 series at night 36 (the shift), the group at
-    38."""
+    found it alone at one other run (more than at `at`); then the median run of the members' own changes of its
+    direction up to MOVE_RUNS away, within the group's segments (first, last). A member's own split fits its whole
+    segments (`changepoints._placed`); E-divisive's split of the group's series, which is not placed so, compares a
+    few runs on each side, and a high night just after a shift moved it: seed 1269 of issue 21's kind of history, 4
+    of label C's 8 series at night 36 (the shift), the group at 38. The median, not the run most members took: seed
+    1376, label B's +6 % at night 22 found alone at 20 (3 members), 21 (2) and 22 (2)."""
     runs = Counter(pos for pos, sign, _ in _own_changes(members)
                    if sign == np.sign(shift.change_pct) and abs(pos - at) <= MOVE_RUNS)
-    if not runs:
+    count = max(runs.values(), default=0)
+    if count < CONSENSUS_MEMBERS or count <= runs[at]:
         return at
-    run, count = max(runs.items(), key=lambda item: (item[1], -abs(item[0] - at)))
-    return run if count >= CONSENSUS_MEMBERS and count > runs[at] and first < run <= last else at
+    run = sorted(runs.elements())[(runs.total() - 1) // 2]
+    return run if first < run <= last else at
 
 
 def _others_moved(members: list[Series], clean: list[np.ndarray], member: Series, span: tuple[int, int, int],
@@ -328,7 +354,7 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
                    settings: ChangeSettings) -> tuple[Change, Change | None] | None:
     """The member's change at the group's run (span: the group's segments, first position, the change's, last;
     direction: the sign of the group's shift, None from a level of 0), when it moved with the group and has no
-    change of its own there; with its own change of the same direction up to MOVE_RUNS runs away, which it replaces
+    change of its own at that run; with its own change of the same direction 1 to MOVE_RUNS runs away, which it replaces
     when the other members moved there too (the group's run is then the better guess: its noise is smaller; the
     caller asks `_others_moved`). A group of which one member moved (one label of an iteration) places the change by
     the members that did not: the member then keeps its own run, and the group names a member without one only where
@@ -336,7 +362,7 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
     shift of the member at another run, put the group's change."""
     first, at, last = span
     own = [(int(member.positions[c.index]), c) for c in member.changes if c.kind == "change"]
-    if direction is None or any(abs(pos - at) <= 1 for pos, _ in own):
+    if direction is None or any(pos == at for pos, _ in own):
         return None
     near = [(abs(pos - at), c) for pos, c in own if abs(pos - at) <= MOVE_RUNS]
     if any(c.change_pct is None or np.sign(c.change_pct) != direction for _, c in near):

@@ -106,11 +106,11 @@ def test_sixty_nights_like_the_issue():
     assert found >= 96 / 112 * items, (found, items)
     assert found > alone
     # what these 5 seeds give (docs/history.md, "How well it does"; bench/history_sixty.py classifies them):
-    # 1 settled (the issue: at most 1 a history) and 2 pending at a plan's last nights (not claimed); 2 and 2 before
-    # the five rules of 2026-12-05's morning, 3 and 2 before OTHERS_RUNS and MOVE_RUNS 4 (2026-12-05), 4 and 2 before
+    # 1 settled (the issue: at most 1 a history), none pending; 1 and 2 before the four rules of 2026-12-05's
+    # afternoon, 2 and 2 before the five rules of 2026-12-05's morning, 3 and 2 before OTHERS_RUNS and MOVE_RUNS 4 (2026-12-05), 4 and 2 before
     # the four rules measured on held-out seeds (2026-12-04), 10 and 3 before the placing and naming rules
     assert len(settled) <= 1, settled
-    assert len(false) <= 3, false
+    assert len(false) <= 1, false
 
 
 @pytest.mark.parametrize(("seed", "member", "own_guess"), [
@@ -165,6 +165,40 @@ def test_members_own_changes_near_one_run_move_to_where_their_groups_values_spli
                if c.kind == "change" and series_id(s.key) == ("A", "server", "(all)", 3, "B", "p95_ms")]
     assert (22, "label B: 8 series") in changes, changes
     assert not [night for night, _ in changes if night in (19, 20, 21, 23, 24, 25)], changes
+
+
+def test_a_groups_shift_is_placed_at_the_median_of_its_members_runs_and_takes_their_changes_a_run_off():
+    """Seed 1376 of the sixty nights: label B's +6 % at night 22 (p50), found alone by 7 of its 8 series at nights
+    20 (3), 21 (2) and 22 (2). The run most of them took, 20, is two nights early; their median, 21, is within a
+    night of the truth, and the changes a night either side of it move there (before: 4 changes at night 20)."""
+    history = sixty_nights(1376)
+    nights = [history.nights["A"][c.index] for s, c, _ in detect_history(history)
+              if c.kind == "change" and s.key["label"] == "B" and s.key["metric"] == "p50_ms" and s.key["plan_id"] == "A"
+              and 17 <= history.nights["A"][c.index] <= 27]
+    assert len([n for n in nights if 21 <= n <= 23]) >= 7, nights
+    assert not [n for n in nights if n not in (21, 22, 23)], nights
+
+
+def test_a_members_own_change_at_its_groups_shift_stays_when_its_other_changes_are_retested():
+    """Seed 1261 of the sixty nights: client iteration 3's label C p95 found the +12 % at night 29 alone, as its group
+    did; the group then named it at night 36 (label C's +9 %). Retested against that new bound, its change at 29 was
+    placed again over nights 8-35 and went to 31; at its group's run it stays."""
+    history = sixty_nights(1261)
+    nights = [history.nights["A"][c.index] for s, c, _ in detect_history(history) if c.kind == "change"
+              and series_id(s.key) == ("A", "client", "(all)", 3, "C", "p95_ms")]
+    assert 29 in nights and 36 in nights, nights
+    assert not [n for n in nights if n in (30, 31, 32, 33)], nights
+
+
+def test_a_residuals_shift_needs_the_values_before_the_shared_noise_is_divided_out():
+    """Seed 1234, plan B: label B's residuals of client iteration 1 rise at night 55 once the shared noise is divided
+    out (the median of a side that iterations 3 and 4's capacity shift moved); their values do not, and nothing of
+    label B's latency moved in plan B: no change of iteration 1's."""
+    history = sixty_nights(1234)
+    changes = [(s.key["side"], s.key["iteration"], history.nights["B"][c.index]) for s, c, _ in detect_history(history)
+               if c.kind == "change" and s.key["plan_id"] == "B" and s.key["label"] == "B" and s.key["metric"] == "p95_ms"
+               and s.key["iteration"] == 1]
+    assert changes == []
 
 
 def test_a_level_most_other_series_moved_to_is_not_divided_out_of_a_group():
@@ -268,3 +302,21 @@ def test_a_change_is_pending_until_it_has_settle_runs_on_each_side(after, pendin
     (change,) = [c for c in detect(values) if c.kind == "change"]
     assert (change.index, change.pending) == (30, pending)
     assert detect(values, ChangeSettings(settle_runs=1))[0].pending is False
+
+
+def test_a_pending_change_needs_a_p_value_pending_p_times_smaller():
+    """Two last nights 7 % up in 2 % noise: Student's p of 30 nights against 2 lies between p_value x PENDING_P and
+    p_value, and no change is claimed (before: a pending one); 10 % up, p under it, a pending change."""
+    from scipy import stats
+
+    from tasks.history.changepoints import PENDING_P
+
+    settings = ChangeSettings()
+    base = 100 * (1 + 0.02 * np.random.default_rng(0).standard_normal(32))
+    for factor, claimed in ((1.07, False), (1.10, True)):
+        values = base.copy()
+        values[30:] *= factor
+        p = stats.ttest_ind(values[:30], values[30:]).pvalue
+        assert bool(p <= settings.p_value * PENDING_P) is claimed and p <= settings.p_value, p
+        changes = [(c.index, c.pending) for c in detect(values) if c.kind == "change"]
+        assert changes == ([(30, True)] if claimed else []), (factor, p)
