@@ -201,8 +201,9 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
 def _in_raw_values(members: list[Series], settings: ChangeSettings, shifts: list[Change]) -> list[Change]:
     """The residuals' shifts that their members' values show too before the shared noise is divided out (the same
     segments, the same direction, Student's p <= RAW_P). The shared noise of a side is the median of its other
-    series: a shift of another label none of its series found alone stays in it and is divided out of this group as
-    a shift the other way (seed 1664 of issue 21's kind of history)."""
+    series: a shift of others that their own detection missed stays in it and is divided out of this group as a
+    shift the other way (seed 1234 of issue 21's kind of history, plan B: iterations 3-4's capacity step made label
+    B's iteration 1 residuals rise at night 55)."""
     _, raw = _pooled(members, [m.clean for m in members], settings, True)
     bounds = [0, *(c.index for c in shifts), raw.size]
     kept = []
