@@ -3,7 +3,8 @@ commands on that warehouse. Targets: analysis < 10 s, each command < 1 s.
 
 The echo sample bundle is ingested once (so every table exists as the code makes it); then 1,000 nightly
 runs of one campaign are written straight into `runs` and `series_values` with SQL: 2 sides x 5 hosts x
-3 iterations x 10 metrics = 300 series, 3 % noise, and a 15 % shift in a third of the series every 250 runs.
+3 iterations x 10 metrics = 300 series, 3 % noise, and a 15 % shift in a third of the series every 250 runs,
+seeded (DuckDB's `setseed`, the insert on one thread) so that every run writes the same history.
 Prints the seconds of each step, and the change points found against the shifts put in.
 
     .venv/bin/python bench/history.py [--runs 1000] [--keep DIR]
@@ -31,6 +32,8 @@ METRICS = ["calls_per_s", "error_rate", "avg_ms", "p50_ms", "p90_ms", "p95_ms", 
 SHIFT_EVERY = 250
 
 SYNTHETIC = """
+set threads = 1;
+select setseed(0.5);
 insert into runs by name
 select 'bench-' || lpad(i::varchar, 4, '0') as run_id, 'bench' as campaign, 'nightly' as scenario,
     map(['sut_version'], ['1.' || (i // $every)]) as labels, 'completed' as status,
