@@ -377,8 +377,9 @@ def _weakest(changes: list[Change], bounds: list[int], settings: ChangeSettings)
     for i in indices[:-1]:
         if bounds[i + 2] - bounds[i + 1] == 1:
             return max(i, i + 1, key=lambda j: (changes[j].p_value, -_magnitude(changes[j])))
-    weakest = max(indices, key=lambda i: changes[i].p_value / (PENDING_P if changes[i].pending else 1))
-    if changes[weakest].p_value > settings.p_value * (PENDING_P if changes[weakest].pending else 1):
+    limit = lambda i: settings.p_value * (PENDING_P if changes[i].pending else 1)
+    weakest = max(indices, key=lambda i: changes[i].p_value / limit(i))
+    if changes[weakest].p_value > limit(weakest):
         return weakest
     weakest = min(indices, key=lambda i: _magnitude(changes[i]))
     return weakest if _magnitude(changes[weakest]) < settings.min_change_pct else None
