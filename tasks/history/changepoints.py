@@ -377,12 +377,16 @@ def _weakest(changes: list[Change], bounds: list[int], settings: ChangeSettings)
     for i in indices[:-1]:
         if bounds[i + 2] - bounds[i + 1] == 1:
             return max(i, i + 1, key=lambda j: (changes[j].p_value, -_magnitude(changes[j])))
-    limit = lambda i: settings.p_value * (PENDING_P if changes[i].pending else 1)
-    weakest = max(indices, key=lambda i: changes[i].p_value / limit(i))
-    if changes[weakest].p_value > limit(weakest):
+    weakest = max(indices, key=lambda i: changes[i].p_value / p_limit(changes[i], settings))
+    if changes[weakest].p_value > p_limit(changes[weakest], settings):
         return weakest
     weakest = min(indices, key=lambda i: _magnitude(changes[i]))
     return weakest if _magnitude(changes[weakest]) < settings.min_change_pct else None
+
+
+def p_limit(change: Change, settings: ChangeSettings) -> float:
+    """The p-value a change is kept at: `p_value`, x PENDING_P while it is pending."""
+    return settings.p_value * (PENDING_P if change.pending else 1)
 
 
 def _change(points: _Points, start: int, split: int, stop: int, settings: ChangeSettings) -> Change:

@@ -25,7 +25,10 @@ split best (AGREE_RUNS); a member's own change nearby moves to the group's run w
 moved there too (MOVE_SHARE, `_others_moved`). See `_member_change`. A group names members only for a change
 settled in its own series, and a member it named has its own changes retested between the group's
 (`changepoints.retest`), but for those at a group's run (`confirmed`). A shift the residuals show only once the
-shared noise is divided out is none (`_in_raw_values`).
+shared noise is divided out is none (`_in_raw_values`). Once the groups are done, a series some group pools keeps a
+change of its own only at p_value x ALONE_P (the others retested): the groups test what several series share, and a
+series alone at p just under p_value was most of the false changes left. The groups still read every change the series
+found at p_value.
 """
 
 from __future__ import annotations
@@ -35,10 +38,13 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from tasks.history.changepoints import Change, ChangeSettings, detect, relative_noise, retest, split_between
+from tasks.history.changepoints import (
+    Change, ChangeSettings, detect, p_limit, relative_noise, retest, split_between,
+)
 from tasks.history.shared import MIN_SERIES, levels, shared_noise, without_outliers
 from tasks.history.significance import student_p
 
+ALONE_P = 0.3  # x p_value: a pooled series' own change is kept at this stricter p once its groups were tested
 MEMBER_P = 0.05  # a member's own t-test at the group's change, for the group to name it
 GROUP_SIZE = 0.7  # x min_change_pct: the least shift of a group's pooled series (most of its members moved)
 POOLED_SIZE = 0.5  # x min_change_pct: the least move of a member a group names, and of a shared-noise level
@@ -78,16 +84,20 @@ def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[S
         s.changes, s.confirmed = detect(s.values, settings, s.calls if s.key["metric"] in RATES else None), set()
         by.update({(id(s), change.index): "series" for change in s.changes})
     sides = _sides(series, settings)
-    for name, members in groups(series):
+    named_groups = groups(series)
+    for name, members in named_groups:
         for member, change, moved in pooled_changes(members, settings, sides):
             # the group's run replaces the member's own guess of it; a later group does not name it again
             member.changes = sorted([c for c in member.changes if c is not moved] + [change], key=lambda c: c.index)
             by[id(member), change.index] = name
+    alone = replace(settings, p_value=settings.p_value * ALONE_P)
+    in_a_group = {id(m) for _, members in named_groups for m in members}
     for s in series:  # the groups' changes are new bounds of a member's segments: its own are retested between them
-        if any(by[id(s), c.index] != "series" for c in s.changes):
-            fixed = [c for c in s.changes if by[id(s), c.index] != "series" or c.index in s.confirmed]
-            own = [c.index for c in s.changes if c.kind == "change" and all(c is not f for f in fixed)]
-            kept = retest(s.values, own, [c.index for c in fixed], settings)
+        fixed = [c for c in s.changes if by[id(s), c.index] != "series" or c.index in s.confirmed]
+        own = [c for c in s.changes if c.kind == "change" and all(c is not f for f in fixed)]
+        if any(by[id(s), c.index] != "series" for c in s.changes) or (
+                id(s) in in_a_group and any(c.p_value > p_limit(c, alone) for c in own)):
+            kept = retest(s.values, [c.index for c in own], [c.index for c in fixed], alone)
             s.changes = sorted([c for c in s.changes if c.kind != "change"] + fixed + kept, key=lambda c: c.index)
             by.update({(id(s), c.index): "series" for c in kept})
     return [(s, change, by[id(s), change.index]) for s in series for change in s.changes]
