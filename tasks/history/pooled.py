@@ -26,9 +26,9 @@ moved there too (MOVE_SHARE, `_others_moved`). See `_member_change`. A group nam
 settled in its own series, and a member it named has its own changes retested between the group's
 (`changepoints.retest`), but for those at a group's run (`confirmed`). A shift the residuals show only once the
 shared noise is divided out is none (`_in_raw_values`). Once the groups are done, a series some group pools keeps a
-change of its own only at p_value x ALONE_P (the others retested): the groups test what several series share, and a
-series alone at p just under p_value was most of the false changes left. The groups still read every change the series
-found at p_value.
+change of its own only at p_value x ALONE_P (the others retested) when it has ALONE_RUNS runs or more: the groups test
+what several series share, and a series alone at p just under p_value was most of the false changes left. The groups
+still read every change the series found at p_value.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from tasks.history.shared import MIN_SERIES, levels, shared_noise, without_outli
 from tasks.history.significance import student_p
 
 ALONE_P = 0.3  # x p_value: a pooled series' own change is kept at this stricter p once its groups were tested
+ALONE_RUNS = 30  # ... in a series of this many runs or more (a shorter one is tested at fewer splits)
 MEMBER_P = 0.05  # a member's own t-test at the group's change, for the group to name it
 GROUP_SIZE = 0.7  # x min_change_pct: the least shift of a group's pooled series (most of its members moved)
 POOLED_SIZE = 0.5  # x min_change_pct: the least move of a member a group names, and of a shared-noise level
@@ -95,9 +96,10 @@ def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[S
     for s in series:  # the groups' changes are new bounds of a member's segments: its own are retested between them
         fixed = [c for c in s.changes if by[id(s), c.index] != "series" or c.index in s.confirmed]
         own = [c for c in s.changes if c.kind == "change" and all(c is not f for f in fixed)]
+        strict = id(s) in in_a_group and np.isfinite(s.values).sum() >= ALONE_RUNS
         if any(by[id(s), c.index] != "series" for c in s.changes) or (
-                id(s) in in_a_group and any(c.p_value > p_limit(c, alone) for c in own)):
-            kept = retest(s.values, [c.index for c in own], [c.index for c in fixed], alone)
+                strict and any(c.p_value > p_limit(c, alone) for c in own)):
+            kept = retest(s.values, [c.index for c in own], [c.index for c in fixed], alone if strict else settings)
             s.changes = sorted([c for c in s.changes if c.kind != "change"] + fixed + kept, key=lambda c: c.index)
             by.update({(id(s), c.index): "series" for c in kept})
     return [(s, change, by[id(s), change.index]) for s in series for change in s.changes]

@@ -360,3 +360,22 @@ def test_a_change_a_pooled_series_finds_alone_needs_alone_p():
     assert 47 in alone and not [n for n in history.moves[key] if abs(n - 47) <= 3], (alone, history.moves[key])
     found = [nights[c.index] for s, c, _ in detect_history(history) if c.kind == "change" and s is series]
     assert not [n for n in found if abs(n - 47) <= 1], found
+
+
+def test_a_pooled_series_shorter_than_alone_runs_keeps_its_change_at_p_value():
+    """+15 % after 6 of 10 nights in 3 % noise: Student's p lies between ALONE_P x p_value and p_value. Beside a second
+    label of its iteration, a series of 10 runs (fewer than ALONE_RUNS: its search tried few splits) keeps it: eight
+    nights of a campaign with a regression on the last four (tests/integration/test_history_flow.py)."""
+    from scipy import stats
+
+    from tasks.history.pooled import ALONE_P, ALONE_RUNS
+
+    settings = ChangeSettings()
+    values = 100 * (1 + 0.03 * np.random.default_rng(5).standard_normal(10))
+    values[6:] *= 1.15
+    p = stats.ttest_ind(values[:6], values[6:]).pvalue
+    assert settings.p_value * ALONE_P < p <= settings.p_value and values.size < ALONE_RUNS, p
+    flat = 100 * (1 + 0.03 * np.random.default_rng(6).standard_normal(10))
+    pooled = [(s.key["label"], c.index, by) for s, c, by in
+              find_changes([_label_series("B", values), _label_series("C", flat)], settings) if c.kind == "change"]
+    assert pooled == [("B", 6, "series")], pooled
