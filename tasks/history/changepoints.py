@@ -274,7 +274,8 @@ def retest(values: Sequence[float], own: list[int], fixed: list[int], settings: 
     dropped as in the merge step, until all pass. A change the series took between two shifts a week apart (one
     level of 4 nights too short to stand alone) is placed, or dropped, once the group has found one of them. Each
     change is placed once, as in `_search`: placed again after its neighbour was dropped, a change walks towards the
-    middle of the two shifts its segment now holds (seed 1240 of issue 21's kind of history: night 29 to 31)."""
+    middle of the two shifts its segment now holds (seed 1240 of issue 21's kind of history: night 29 to 31). With no
+    `fixed` and a stricter p_value, the merge step again over a series' own changes (pooled.ALONE_P)."""
     kept, points = _without_outliers(values, settings)
     at = lambda indices: {int(i) for i in np.searchsorted(kept, indices)}
     mine, bounds = at(own), at(fixed)

@@ -14,6 +14,14 @@ from tests.unit.history.synthetic import detect_history, score, series_id, sixty
 SHIFT_AT = 22
 
 
+def nightly(values: np.ndarray, label: str = "B", side: str = "server", iteration: int = 1,
+            metric: str = "p95_ms") -> Series:
+    """One series of plan p, one value a night, 1,000 calls each."""
+    key = {"scenario": "s", "plan_id": "p", "side": side, "host": "(all)", "iteration": iteration, "label": label,
+           "metric": metric}
+    return Series(key, np.arange(values.size), values, np.full(values.size, 1000.0))
+
+
 def one_label(seed: int, noise: tuple[float, float], shift: float = 1.0, nights: int = 40) -> list[Series]:
     """Label B's p95 over 2 sides x 4 iterations, each with its own noise and 1 % shared by every series of a
     night; from SHIFT_AT on, x shift."""
@@ -24,9 +32,7 @@ def one_label(seed: int, noise: tuple[float, float], shift: float = 1.0, nights:
         for iteration in (1, 2, 3, 4):
             values = 100 * (1 + shared + rng.uniform(*noise) * rng.standard_normal(nights))
             values[SHIFT_AT:] *= shift
-            key = {"scenario": "s", "plan_id": "p", "side": side, "host": "(all)", "iteration": iteration,
-                   "label": "B", "metric": "p95_ms"}
-            series.append(Series(key, np.arange(nights), values, np.full(nights, 1000.0)))
+            series.append(nightly(values, side=side, iteration=iteration))
     return series
 
 
@@ -82,9 +88,7 @@ def test_a_group_names_only_the_labels_that_moved():
         values = 100 * (1 + 0.015 * rng.standard_normal(40))
         if label != "C":
             values[SHIFT_AT:] *= 0.9
-        key = {"scenario": "s", "plan_id": "p", "side": "server", "host": "(all)", "iteration": 1, "label": label,
-               "metric": "p50_ms"}
-        series.append(Series(key, np.arange(40), values, np.full(40, 500.0)))
+        series.append(nightly(values, label, metric="p50_ms"))
     moved = {s.key["label"] for s, c, _ in find_changes(series, ChangeSettings()) if c.kind == "change"}
     assert moved == {"A", "B"}
 
@@ -322,12 +326,6 @@ def test_a_pending_change_needs_a_p_value_pending_p_times_smaller():
         assert changes == ([(30, True)] if claimed else []), (factor, p)
 
 
-def _label_series(label: str, values: np.ndarray) -> Series:
-    key = {"scenario": "s", "plan_id": "p", "side": "server", "host": "(all)", "iteration": 1, "label": label,
-           "metric": "p95_ms"}
-    return Series(key, np.arange(values.size), values, np.full(values.size, 1000.0))
-
-
 def test_a_series_some_group_pools_claims_a_change_alone_at_alone_p_a_series_no_group_pools_at_p_value():
     """+5 % at night 20 of 40 in 3 % noise: Student's p of the two halves lies between ALONE_P x p_value and p_value.
     Alone in its plan, the series claims it. Beside a second label of its iteration (a group of two, which finds
@@ -342,10 +340,10 @@ def test_a_series_some_group_pools_claims_a_change_alone_at_alone_p_a_series_no_
     p = stats.ttest_ind(values[:20], values[20:]).pvalue
     assert settings.p_value * ALONE_P < p <= settings.p_value, p
     flat = 100 * (1 + 0.03 * np.random.default_rng(23).standard_normal(40))
-    alone = [(c.index, by) for _, c, by in find_changes([_label_series("B", values)], settings) if c.kind == "change"]
+    alone = [(c.index, by) for _, c, by in find_changes([nightly(values)], settings) if c.kind == "change"]
     assert alone == [(20, "series")]
     pooled = [(s.key["label"], c.index, by) for s, c, by in
-              find_changes([_label_series("B", values), _label_series("C", flat)], settings) if c.kind == "change"]
+              find_changes([nightly(values), nightly(flat, "C")], settings) if c.kind == "change"]
     assert pooled == [], pooled
 
 
@@ -377,5 +375,5 @@ def test_a_pooled_series_shorter_than_alone_runs_keeps_its_change_at_p_value():
     assert settings.p_value * ALONE_P < p <= settings.p_value and values.size < ALONE_RUNS, p
     flat = 100 * (1 + 0.03 * np.random.default_rng(6).standard_normal(10))
     pooled = [(s.key["label"], c.index, by) for s, c, by in
-              find_changes([_label_series("B", values), _label_series("C", flat)], settings) if c.kind == "change"]
+              find_changes([nightly(values), nightly(flat, "C")], settings) if c.kind == "change"]
     assert pooled == [("B", 6, "series")], pooled
