@@ -377,3 +377,26 @@ def test_a_pooled_series_shorter_than_alone_runs_keeps_its_change_at_p_value():
     pooled = [(s.key["label"], c.index, by) for s, c, by in
               find_changes([nightly(values), nightly(flat, "C")], settings) if c.kind == "change"]
     assert pooled == [("B", 6, "series")], pooled
+
+
+def test_an_iteration_group_of_a_long_plan_claims_a_shift_at_iteration_p(monkeypatch):
+    """Seed 1247 of the sixty nights: label C's +9 % at night 36 (within 3 nights of 38 the only move of B or C) pulls the pooled p95 of iteration 3's
+    server labels up from night 38 at p 3.1e-5, between ITERATION_P x p_value and p_value. At p_value the group
+    claims it and names label B there (+3.3 %, where B never moved) and label C two nights late; in plan A's 50
+    nights it is tested at ITERATION_P x p_value and names neither."""
+    from tasks.history import pooled
+
+    history = sixty_nights(1247)
+    nights = history.nights["A"]
+    keys = {label: ("A", "server", "(all)", 3, label, "p95_ms") for label in ("B", "C")}
+    near = {label: [n for n in history.moves[key] if abs(n - 38) <= 3] for label, key in keys.items()}
+    assert near == {"B": [], "C": [36]}, near
+
+    def named_at_38() -> set[str]:
+        return {s.key["label"] for s, c, by in detect_history(history) if c.kind == "change"
+                and by == "iteration 3 server: 3 labels" and series_id(s.key) in keys.values()
+                and nights[c.index] == 38}
+
+    assert named_at_38() == set()
+    monkeypatch.setattr(pooled, "ITERATION_P", 1.0)
+    assert named_at_38() == {"B", "C"}
