@@ -89,11 +89,12 @@ class Change:
 @dataclass(frozen=True)
 class _Points:
     """The points a test reads: values, and for a rate the calls behind each (None: a t-test of the values) and the
-    least overdispersion its count tests assume (the series' night to night: `successive_overdispersion`)."""
+    least overdispersion its count tests assume (the series' night to night: `successive_overdispersion`; None when
+    its nights have too few errors to estimate one)."""
 
     values: np.ndarray
     calls: np.ndarray | None
-    floor: float = 1.0
+    floor: float | None = None
 
     def p(self, start: int, split: int, stop: int) -> float:
         """The test of values[start:split] against values[split:stop]."""
@@ -122,7 +123,7 @@ def detect(values: Sequence[float], settings: ChangeSettings = ChangeSettings(),
         return []
     proportions = calls is not None and bool(np.all((x[present] >= 0) & (x[present] <= 1)))
     counted = np.asarray(calls, dtype=float)[present] if proportions else None
-    points = _Points(x[present], counted, 1.0 if counted is None else successive_overdispersion(x[present], counted))
+    points = _Points(x[present], counted, None if counted is None else successive_overdispersion(x[present], counted))
     outlier = outlier_mask(points.values, settings)
     if points.calls is not None:
         outlier = _counted_outliers(points, outlier, settings)

@@ -11,7 +11,11 @@ rates). One error in 191 calls beside 2,000 calls without is then p 0.17; 3 erro
 nights against their segment's rate, over its degrees of freedom, at least 1), the quasi-binomial answer. A φ
 estimated from the nights is itself uncertain, as a t-test's variance is: the test's normal deviate is then read
 on Student's t with the nights' degrees of freedom (a label at 3 % of errors whose nights vary 20 % gave 10
-false changes in 200 histories of 40 nights on the normal, none on t).
+false changes in 200 histories of 40 nights on the normal, none on t). So is a φ of 1 the nights happened to show:
+only a series whose nights have too few errors to estimate any φ (`successive_overdispersion` gives None) is
+taken as binomial and read on the normal. Plan B's 8 nights of issue 21's kind of history, rates varying 20 %: 7
+pairs of nights showed φ under 1, and one low first night (27 errors, then 56-69 in 1,800 calls) was a change at
+p 3e-6 on the normal; on t, 0.003.
 φ from the two segments of a split is too small where the split was chosen because the nights differ most there
 (E-divisive asks for the best split): a series' φ is at least the one its successive nights show
 (`successive_overdispersion`, which a shift or an outlier moves little). 8 nights at 3 % of 2,400 calls whose rate
@@ -49,22 +53,23 @@ def student_p(left: np.ndarray, right: np.ndarray) -> float:
 
 
 def count_p(rates_left: np.ndarray, calls_left: np.ndarray, rates_right: np.ndarray, calls_right: np.ndarray,
-            floor: float = 1.0) -> float:
-    """Two-sided p-value that the rate (errors / calls) is the same on both sides; see the module docstring."""
+            floor: float | None = None) -> float:
+    """Two-sided p-value that the rate (errors / calls) is the same on both sides; see the module docstring.
+    floor: the least φ (`successive_overdispersion`'s), None when the nights could not estimate one."""
     errors_left, errors_right = rates_left * calls_left, rates_right * calls_right
     n_left, n_right = calls_left.sum(), calls_right.sum()
     total = errors_left.sum() + errors_right.sum()
     if total <= 0 or n_left <= 0 or n_right <= 0:
         return 1.0
-    phi = max(floor, _overdispersion([(errors_left, calls_left), (errors_right, calls_right)]))
+    phi = max(1.0 if floor is None else floor, _overdispersion([(errors_left, calls_left), (errors_right, calls_right)]))
     share = n_right / (n_left + n_right)
     k, big_k = errors_right.sum() / phi, total / phi
     # P(X >= k) and P(X <= k) for X ~ Binomial(K, π), through the incomplete beta (k need not be whole)
     upper = special.betainc(k, big_k - k + 1, share) if k > 0 else 1.0
     lower = special.betainc(big_k - k, k + 1, 1 - share) if k < big_k else 1.0
     p = float(min(1.0, 2 * min(upper, lower)))
-    if phi == 1.0 or p >= 1.0:
-        return p
+    if p >= 1.0 or (phi == 1.0 and floor is None):
+        return p  # the binomial, known to hold: too few errors a night to estimate any φ
     # φ is estimated from the nights themselves: as for a t-test, its own uncertainty widens the test (the
     # binomial's normal deviate read on Student's t with the nights' degrees of freedom)
     return float(2 * special.stdtr(errors_left.size + errors_right.size - 2, special.ndtri(p / 2)))
@@ -82,16 +87,17 @@ def _overdispersion(segments: list[tuple[np.ndarray, np.ndarray]]) -> float:
     return max(1.0, chi2 / df) if df > 0 else 1.0
 
 
-def successive_overdispersion(rates: np.ndarray, calls: np.ndarray) -> float:
+def successive_overdispersion(rates: np.ndarray, calls: np.ndarray) -> float | None:
     """φ from each night against the next: Pearson's χ² of the pair at its pooled rate (χ² with 1 degree of freedom
     when the rate holds), its mean over the pairs, the largest TRIM left out (a shift is one pair, an outlier two),
     scaled by that trimmed mean's value under χ²₁. Only pairs with PAIR_ERRORS errors or more: with a few errors a
-    night the counts are too coarse for χ² (a pair of 0 and 1 error is always 1)."""
+    night the counts are too coarse for χ² (a pair of 0 and 1 error is always 1): with fewer than MIN_PAIRS such pairs,
+    None (no estimate)."""
     errors = rates * calls
     e1, e2, n1, n2 = errors[:-1], errors[1:], calls[:-1], calls[1:]
     read = (e1 + e2 >= PAIR_ERRORS) & (n1 > 0) & (n2 > 0) & (e1 < n1) & (e2 < n2)
     if read.sum() < MIN_PAIRS:
-        return 1.0
+        return None
     e1, e2, n1, n2 = e1[read], e2[read], n1[read], n2[read]
     p = (e1 + e2) / (n1 + n2)
     z2 = np.sort((e1 / n1 - e2 / n2) ** 2 / (p * (1 - p) * (1 / n1 + 1 / n2)))

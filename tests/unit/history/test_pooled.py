@@ -283,7 +283,29 @@ def test_successive_nights_give_the_overdispersion_of_the_rates_whatever_a_shift
     assert np.mean(binomial) == pytest.approx(1.0, rel=0.15)
     assert np.mean(shifted) == pytest.approx(np.mean(binomial), rel=0.05)
     # a few errors a night are too coarse for it: no estimate
-    assert successive_overdispersion(*_varying_rates(0, 50, calls=200, rate=0.002)) == 1.0
+    assert successive_overdispersion(*_varying_rates(0, 50, calls=200, rate=0.002)) is None
+
+
+def test_a_phi_of_one_that_the_nights_showed_is_an_estimate_read_on_t():
+    """Plan B of seed 1390 of the sixty nights: 8 nights of label A's 3 % of errors on 1,800 calls, its rate varying 20 %
+    from night to night. Its 7 pairs of nights showed φ under 1 (so 1), and the first night's 27 errors against 56-69
+    after were a pending change at p 3e-6 on the normal, under PENDING_P x p_value. φ was estimated from 8 nights: on
+    Student's t with 6 degrees of freedom, p 0.003, no change."""
+    from scipy import stats
+
+    from tasks.history.changepoints import PENDING_P
+
+    errors, calls = np.array([27, 68, 59, 62, 60, 56, 69, 62.0]), np.full(8, 1800.0)
+    rates = errors / calls
+    floor = successive_overdispersion(rates, calls)
+    assert floor == 1.0
+    total, after = errors.sum(), errors[1:].sum()
+    normal = 2 * min(stats.binom.sf(after - 1, total, 7 / 8), stats.binom.cdf(after, total, 7 / 8))
+    assert normal < ChangeSettings().p_value * PENDING_P, normal
+    assert count_p(rates[:1], calls[:1], rates[1:], calls[1:]) == pytest.approx(normal)  # no φ estimated: binomial
+    on_t = 2 * stats.t.cdf(stats.norm.ppf(normal / 2), 6)
+    assert count_p(rates[:1], calls[:1], rates[1:], calls[1:], floor) == pytest.approx(on_t)
+    assert detect(rates, calls=calls) == []
 
 
 def test_a_short_history_of_varying_rates_claims_no_change_its_split_invented():
