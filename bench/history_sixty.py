@@ -7,7 +7,8 @@ on another; 152 scored series x night items a history). Target (issue 21): at le
 Prints, per seed, the items found and the false change points (settled, and pending: not yet claimed), then
 each false change point with what found it (`series` or a group) and what it is next to: a true shift of its
 series 2-3 nights away (a shift placed off), the drift, the outlier / failed / excluded night, the plan's last
-runs; else `nothing near`.
+runs; else `nothing near`. Then the totals, the histories with 2 or more false change points and the fewest items one
+history found (docs/history.md's "2 or more" and "at least N of its 152 items"), and the false change points by kind.
 
     .venv/bin/python bench/history_sixty.py [--seeds 5] [--first 0]    # seeds first .. first + seeds - 1
 """
@@ -52,6 +53,7 @@ def main() -> None:
     args = parser.parse_args()
     seeds = args.seeds
     items = found = settled = pending = 0
+    several, least = 0, None  # histories with 2 or more false change points; the fewest items a history found
     kinds: Counter = Counter()
     started = time.perf_counter()
     for seed in range(args.first, args.first + seeds):
@@ -66,6 +68,8 @@ def main() -> None:
         waiting = sum(change.pending for *_, change in false)
         items, found = items + result.items, found + result.found
         settled, pending = settled + len(false) - waiting, pending + waiting
+        several += len(false) >= 2
+        least = result.found if least is None else min(least, result.found)
         print(f"seed {seed}: {result.found} of {result.items} items found, {len(false) - waiting} false change points"
               f" settled, {waiting} pending")
         for key, night, by, change in false:
@@ -77,8 +81,10 @@ def main() -> None:
                   f"{' pending' if change.pending else ''}, by {by}; next to {what}")
     print(f"{seeds} seeds ({args.first}-{args.first + seeds - 1}): {found} of {items} items found "
           f"({100 * found / items:.1f} %, issue: >= 85.7 %), "
-          f"{settled + pending} false change points ({(settled + pending) / seeds:.1f} a history; "
+          f"{settled + pending} false change points ({(settled + pending) / seeds:.2f} a history; "
           f"{settled} settled, {pending} pending), {time.perf_counter() - started:.1f} s")
+    print(f"histories with 2 or more false change points (pending counted): {several} of {seeds}; "
+          f"the fewest items a history found: {least} (issue: at most 1 false, at least 85.7 % found)")
     for (by, what), count in kinds.most_common():
         print(f"  {count:3d}  found by {by}, next to {what}")
 
