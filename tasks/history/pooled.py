@@ -11,7 +11,8 @@ the numerator of Stouffer's combined Z, in % of the level. The same `detect` (E-
 `p_value`, `min_change_pct` x GROUP_SIZE on the pooled size) then runs on it. The t-test estimates the noise of the
 average from the average itself, so members that share their night-to-night noise (a slow night slows
 every label) are not counted as independent evidence: the false-change rate of a group is that of one
-series at `p_value`, and the groups add about one test per four series.
+series at `p_value`, and the groups add about one test per four series (an iteration's group of a plan of ALONE_RUNS
+runs or more tests at p_value x ITERATION_P: `_group_settings`).
 
 The members' values are first divided by the noise their side shared on each night (shared.py), as the series
 holding none of the group's calls show it: over 8 members it is most of the pooled noise, and a few slow nights
