@@ -61,7 +61,8 @@ def count_p(rates_left: np.ndarray, calls_left: np.ndarray, rates_right: np.ndar
     total = errors_left.sum() + errors_right.sum()
     if total <= 0 or n_left <= 0 or n_right <= 0:
         return 1.0
-    phi = max(1.0 if floor is None else floor, _overdispersion([(errors_left, calls_left), (errors_right, calls_right)]))
+    segments = [(errors_left, calls_left), (errors_right, calls_right)]
+    phi = max(1.0 if floor is None else floor, _overdispersion(segments))
     share = n_right / (n_left + n_right)
     k, big_k = errors_right.sum() / phi, total / phi
     # P(X >= k) and P(X <= k) for X ~ Binomial(K, π), through the incomplete beta (k need not be whole)
@@ -91,8 +92,8 @@ def successive_overdispersion(rates: np.ndarray, calls: np.ndarray) -> float | N
     """φ from each night against the next: Pearson's χ² of the pair at its pooled rate (χ² with 1 degree of freedom
     when the rate holds), its mean over the pairs, the largest TRIM left out (a shift is one pair, an outlier two),
     scaled by that trimmed mean's value under χ²₁. Only pairs with PAIR_ERRORS errors or more: with a few errors a
-    night the counts are too coarse for χ² (a pair of 0 and 1 error is always 1): with fewer than MIN_PAIRS such pairs,
-    None (no estimate)."""
+    night the counts are too coarse for χ² (a pair of 0 and 1 error is always 1): with fewer than MIN_PAIRS such
+    pairs, None (no estimate)."""
     errors = rates * calls
     e1, e2, n1, n2 = errors[:-1], errors[1:], calls[:-1], calls[1:]
     read = (e1 + e2 >= PAIR_ERRORS) & (n1 > 0) & (n2 > 0) & (e1 < n1) & (e2 < n2)

@@ -402,10 +402,10 @@ def test_a_pooled_series_shorter_than_alone_runs_keeps_its_change_at_p_value():
 
 
 def test_an_iteration_group_of_a_long_plan_claims_a_shift_at_iteration_p(monkeypatch):
-    """Seed 1247 of the sixty nights: label C's +9 % at night 36 (within 3 nights of 38 the only move of B or C) pulls the pooled p95 of iteration 3's
-    server labels up from night 38 at p 3.1e-5, between ITERATION_P x p_value and p_value. At p_value the group
-    claims it and names label B there (+3.3 %, where B never moved) and label C two nights late; in plan A's 50
-    nights it is tested at ITERATION_P x p_value and names neither."""
+    """Seed 1247 of the sixty nights: label C's +9 % at night 36 (within 3 nights of 38 the only move of B or C)
+    pulls the pooled p95 of iteration 3's server labels up from night 38 at p 3.1e-5, between ITERATION_P x p_value
+    and p_value. At p_value the group claims it and names label B there (+3.3 %, where B never moved) and label C two
+    nights late; in plan A's 50 nights it is tested at ITERATION_P x p_value and names neither."""
     from tasks.history import pooled
 
     history = sixty_nights(1247)
