@@ -98,7 +98,7 @@ def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[S
     for s in series:  # the groups' changes are new bounds of a member's segments: its own are retested between them
         fixed = [c for c in s.changes if by[id(s), c.index] != "series" or c.index in s.confirmed]
         own = [c for c in s.changes if c.kind == "change" and all(c is not f for f in fixed)]
-        strict = id(s) in in_a_group and np.isfinite(s.values).sum() >= ALONE_RUNS
+        strict = id(s) in in_a_group and _long(s)
         if any(by[id(s), c.index] != "series" for c in s.changes) or (
                 strict and any(c.p_value > p_limit(c, alone) for c in own)):
             kept = retest(s.values, [c.index for c in own], [c.index for c in fixed], alone if strict else settings)
@@ -115,9 +115,14 @@ def _group_settings(members: list[Series], settings: ChangeSettings) -> ChangeSe
     short plan's groups keep p_value: its iteration groups find what its few nights give each series too little of
     (plan B's capacity step at night 55)."""
     several_labels = len({m.key["label"] for m in members}) > 1
-    if several_labels and max(int(np.isfinite(m.values).sum()) for m in members) >= ALONE_RUNS:
+    if several_labels and any(_long(m) for m in members):
         return replace(settings, p_value=settings.p_value * ITERATION_P)
     return settings
+
+
+def _long(s: Series) -> bool:
+    """Whether a series has ALONE_RUNS runs or more: its search tried enough splits for the stricter levels."""
+    return int(np.isfinite(s.values).sum()) >= ALONE_RUNS
 
 
 def _sides(series: list[Series], settings: ChangeSettings) -> dict[tuple, list[Series]]:

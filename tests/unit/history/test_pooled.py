@@ -422,3 +422,26 @@ def test_an_iteration_group_of_a_long_plan_claims_a_shift_at_iteration_p(monkeyp
     assert named_at_38() == set()
     monkeypatch.setattr(pooled, "ITERATION_P", 1.0)
     assert named_at_38() == {"B", "C"}
+
+
+def test_an_iteration_group_of_a_short_plan_claims_a_shift_at_p_value(monkeypatch):
+    """Seed 2 of the sixty nights, plan B (8 nights): iterations 3-4 lose 15 % of their calls at night 55. Iteration 3's
+    client group names its three labels there; tested at ITERATION_P x p_value, as if the plan were long (ALONE_RUNS
+    lowered to 5), it names none of them."""
+    from tasks.history import pooled
+
+    history = sixty_nights(2)
+    nights = history.nights["B"]
+    keys = {label: ("B", "client", "(all)", 3, label, "calls_per_s") for label in ("A", "B", "C")}
+    assert len(nights) < pooled.ALONE_RUNS
+    assert {label: history.moves[key] for label, key in keys.items()} == {
+        label: {55: pytest.approx(-0.15)} for label in keys}
+
+    def named_at_55() -> set[str]:
+        return {s.key["label"] for s, c, by in detect_history(history) if c.kind == "change"
+                and by == "iteration 3 client: 3 labels" and series_id(s.key) in keys.values()
+                and nights[c.index] == 55}
+
+    assert named_at_55() == {"A", "B", "C"}
+    monkeypatch.setattr(pooled, "ALONE_RUNS", 5)
+    assert named_at_55() == set()
