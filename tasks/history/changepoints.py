@@ -121,12 +121,8 @@ def detect(values: Sequence[float], settings: ChangeSettings = ChangeSettings(),
     present = np.flatnonzero(np.isfinite(x))
     if present.size < settings.min_runs:
         return []
-    proportions = calls is not None and bool(np.all((x[present] >= 0) & (x[present] <= 1)))
-    counted = np.asarray(calls, dtype=float)[present] if proportions else None
-    points = _Points(x[present], counted, None if counted is None else successive_overdispersion(x[present], counted))
-    outlier = outlier_mask(points.values, settings)
-    if points.calls is not None:
-        outlier = _counted_outliers(points, outlier, settings)
+    points = _present_points(x, present, calls)
+    outlier = _outliers(points, settings)
     kept, clean = present[~outlier], points.take(~outlier)
     changes = _search(clean, settings, place)
     if (episode := _episodes(clean, changes, settings)).any():  # taken out as outliers are, and searched again
@@ -187,6 +183,20 @@ def outlier_mask(series: np.ndarray, settings: ChangeSettings) -> np.ndarray:
     same_side = np.sign(inner - before) == np.sign(inner - after)
     one_level = np.abs(after - before) <= limit * np.minimum(np.abs(before), np.abs(after))
     return np.concatenate([[False], far & same_side & one_level, [False]])
+
+
+def _present_points(x: np.ndarray, present: np.ndarray, calls: Sequence[float] | None) -> _Points:
+    """The points of the values at `present`: counts when `calls` are given and every value is a proportion (0..1),
+    with the least overdispersion their successive nights show; else values for the t-test."""
+    proportions = calls is not None and bool(np.all((x[present] >= 0) & (x[present] <= 1)))
+    counted = np.asarray(calls, dtype=float)[present] if proportions else None
+    return _Points(x[present], counted, None if counted is None else successive_overdispersion(x[present], counted))
+
+
+def _outliers(points: _Points, settings: ChangeSettings) -> np.ndarray:
+    """Mask of the points' one-night outliers: `outlier_mask`'s, for counts only those the count test confirms."""
+    outlier = outlier_mask(points.values, settings)
+    return outlier if points.calls is None else _counted_outliers(points, outlier, settings)
 
 
 def _counted_outliers(points: _Points, outlier: np.ndarray, settings: ChangeSettings) -> np.ndarray:
@@ -269,15 +279,17 @@ def _search(points: _Points, settings: ChangeSettings, place: bool) -> list[Chan
     return changes
 
 
-def retest(values: Sequence[float], own: list[int], fixed: list[int], settings: ChangeSettings) -> list[Change]:
+def retest(values: Sequence[float], own: list[int], fixed: list[int], settings: ChangeSettings,
+           calls: Sequence[float] | None = None) -> list[Change]:
     """A series' own changes (indices into values) once a group found changes of it at `fixed`: those are new
     bounds of its segments, so each own change is placed again and retested against its new neighbours, the weakest
     dropped as in the merge step, until all pass. A change the series took between two shifts a week apart (one
     level of 4 nights too short to stand alone) is placed, or dropped, once the group has found one of them. Each
     change is placed once, as in `_search`: placed again after its neighbour was dropped, a change walks towards the
     middle of the two shifts its segment now holds (seed 1240 of issue 21's kind of history: night 29 to 31). With no
-    `fixed` and a stricter p_value, the merge step again over a series' own changes (pooled.ALONE_P)."""
-    kept, points = _without_outliers(values, settings)
+    `fixed` and a stricter p_value, the merge step again over a series' own changes (pooled.ALONE_P). With `calls`, a
+    rate's changes are tested as counts, as `detect` tests them."""
+    kept, points = _without_outliers(values, settings, calls)
     at = lambda indices: {int(i) for i in np.searchsorted(kept, indices)}
     mine, bounds = at(own), at(fixed)
     placed: set[int] = set()
@@ -297,12 +309,27 @@ def retest(values: Sequence[float], own: list[int], fixed: list[int], settings: 
     return []
 
 
-def _without_outliers(values: Sequence[float], settings: ChangeSettings) -> tuple[np.ndarray, _Points]:
-    """The indices of the values kept (present, no one-night outlier) and their points, tested as values."""
+def change_at(values: Sequence[float], calls: Sequence[float] | None, first: int, split: int, last: int,
+              settings: ChangeSettings) -> Change | None:
+    """The change of a series at index `split` (the first kept point from there), its two sides the values kept
+    at indices first..split-1 and split..last (`_without_outliers`); None when a side has none. A change placed by
+    other evidence than the series' own search: a group's run (rate_groups.py)."""
+    kept, points = _without_outliers(values, settings, calls)
+    start, at, stop = (int(i) for i in np.searchsorted(kept, [first, split, last + 1]))
+    if not start < at < stop:
+        return None
+    return replace(_change(points, start, at, stop, settings), index=int(kept[at]))
+
+
+def _without_outliers(values: Sequence[float], settings: ChangeSettings,
+                      calls: Sequence[float] | None = None) -> tuple[np.ndarray, _Points]:
+    """The indices of the values kept (present, no one-night outlier) and their points: tested as values, or as
+    counts with `calls` (`_present_points`)."""
     x = np.asarray(values, dtype=float)
     present = np.flatnonzero(np.isfinite(x))
-    kept = present[~outlier_mask(x[present], settings)]
-    return kept, _Points(x[kept], None)
+    points = _present_points(x, present, calls)
+    outlier = _outliers(points, settings)
+    return present[~outlier], points.take(~outlier)
 
 
 def split_between(values: Sequence[float], fixed: list[int], settings: ChangeSettings) -> list[Change]:

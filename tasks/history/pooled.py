@@ -4,6 +4,8 @@ series alone is under its threshold (a +6 % on one endpoint, 8 series each at it
 The groups are the series one change is expected to move together, within a plan and a metric:
 - `label L`: one label (or `(all)`) of one host across every side and iteration;
 - `iteration N SIDE`: the labels of one side, host and iteration (not `(all)`, which is their mix).
+Error rates (counts) and extremes are in neither; a label's error rates across iterations only place the changes
+their members found (rate_groups.py).
 
 A group's evidence is one series: each member's value relative to its own median, weighted by the inverse
 of its noise squared (`changepoints.relative_noise`, its one-night outliers left out), averaged run by run:
@@ -35,13 +37,15 @@ still read every change the series found at p_value.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 
 from tasks.history.changepoints import (
     Change, ChangeSettings, detect, p_limit, relative_noise, retest, split_between,
 )
+from tasks.history.rate_groups import placed_rate_changes, rate_groups
+from tasks.history.series import Series
 from tasks.history.shared import MIN_SERIES, levels, shared_noise, without_outliers
 from tasks.history.significance import student_p
 
@@ -62,21 +66,7 @@ RAW_P = 0.01  # a residuals' shift is also one of the values without the shared 
 NOISE_FLOOR = 0.002  # relative noise no member is weighted beyond (a nearly constant series)
 RATES = frozenset({"error_rate"})  # proportions of the calls: tested as counts (significance.count_p)
 EXTREMES = frozenset({"max_ms"})  # one call's time: a change is shown, never announced unless alert_extremes
-UNPOOLED = EXTREMES | RATES  # extremes and rates stay alone
-
-
-@dataclass
-class Series:
-    """One series of a plan: its key, the place of each of its runs among the plan's runs, its values."""
-
-    key: dict
-    positions: np.ndarray
-    values: np.ndarray
-    calls: np.ndarray
-    changes: list[Change] = field(default_factory=list)  # its own change points (indices into values)
-    runs: np.ndarray | None = None  # the run ids, for the caller
-    clean: np.ndarray | None = None  # its values without its one-night outliers (NaN), once for every group
-    confirmed: set[int] = field(default_factory=set)  # its own changes at a group's shift: they stay when retested
+UNPOOLED = EXTREMES | RATES  # in no group of their values (rates: rate_groups.py)
 
 
 def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[Series, Change, str]]:
@@ -84,15 +74,14 @@ def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[S
     groups found (found by the group's name), one per series and run."""
     by: dict[tuple[int, int], str] = {}  # (series, index) -> what found it
     for s in series:
-        s.changes, s.confirmed = detect(s.values, settings, s.calls if s.key["metric"] in RATES else None), set()
+        s.changes, s.confirmed = detect(s.values, settings, _counted(s)), set()
         by.update({(id(s), change.index): "series" for change in s.changes})
     sides = _sides(series, settings)
     named_groups = groups(series)
     for name, members in named_groups:
-        for member, change, moved in pooled_changes(members, _group_settings(members, settings), sides):
-            # the group's run replaces the member's own guess of it; a later group does not name it again
-            member.changes = sorted([c for c in member.changes if c is not moved] + [change], key=lambda c: c.index)
-            by[id(member), change.index] = name
+        _take(by, name, pooled_changes(members, _group_settings(members, settings), sides))
+    for name, members in rate_groups([s for s in series if s.key["metric"] in RATES]):
+        _take(by, name, placed_rate_changes(members, settings))
     alone = replace(settings, p_value=settings.p_value * ALONE_P)
     in_a_group = {id(m) for _, members in named_groups for m in members}
     for s in series:  # the groups' changes are new bounds of a member's segments: its own are retested between them
@@ -101,10 +90,24 @@ def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[S
         strict = id(s) in in_a_group and _long(s)
         if any(by[id(s), c.index] != "series" for c in s.changes) or (
                 strict and any(c.p_value > p_limit(c, alone) for c in own)):
-            kept = retest(s.values, [c.index for c in own], [c.index for c in fixed], alone if strict else settings)
+            kept = retest(s.values, [c.index for c in own], [c.index for c in fixed], alone if strict else settings,
+                          _counted(s))
             s.changes = sorted([c for c in s.changes if c.kind != "change"] + fixed + kept, key=lambda c: c.index)
             by.update({(id(s), c.index): "series" for c in kept})
     return [(s, change, by[id(s), change.index]) for s in series for change in s.changes]
+
+
+def _counted(s: Series) -> np.ndarray | None:
+    """The calls of a rate (tested as counts), None for any other metric."""
+    return s.calls if s.key["metric"] in RATES else None
+
+
+def _take(by: dict[tuple[int, int], str], name: str, moves: list[tuple[Series, Change, Change | None]]) -> None:
+    """The changes a group placed in its members, each replacing the member's own guess of it (third in each
+    tuple): a later group does not name it again."""
+    for member, change, moved in moves:
+        member.changes = sorted([c for c in member.changes if c is not moved] + [change], key=lambda c: c.index)
+        by[id(member), change.index] = name
 
 
 def _group_settings(members: list[Series], settings: ChangeSettings) -> ChangeSettings:

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tasks.history.changepoints import ChangeSettings
-from tasks.history.pooled import Series, find_changes
+from tasks.history.pooled import find_changes
+from tasks.history.series import Series
 
 SIDES = ("server", "client")
 ITERATIONS = (1, 2, 3, 4)

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from tasks.history.changepoints import ChangeSettings, detect
-from tasks.history.pooled import Series, find_changes
+from tasks.history.pooled import find_changes
+from tasks.history.series import Series
 from tasks.history.significance import count_p, successive_overdispersion
 from tests.unit.history.synthetic import detect_history, score, series_id, sixty_nights
 
@@ -306,6 +307,39 @@ def test_a_phi_of_one_that_the_nights_showed_is_an_estimate_read_on_t():
     on_t = 2 * stats.t.cdf(stats.norm.ppf(normal / 2), 6)
     assert count_p(rates[:1], calls[:1], rates[1:], calls[1:], floor) == pytest.approx(on_t)
     assert detect(rates, calls=calls) == []
+
+
+def test_a_rate_its_few_calls_placed_late_moves_to_the_run_of_its_iterations_summed_errors(monkeypatch):
+    """Seed 1214 of the sixty nights: label A's errors rise from 0.2 % to 3 % at night 25 in every iteration. Iteration
+    1's server error rate (all labels, 450 calls a night) had few errors on the nights after: the binomial likelihood
+    of its errors is highest with the rise at night 27. The errors of the four iterations summed put it at 25 (both
+    computed here with scipy), and the series' change moves there, found by its group; with the group's MOVE_RUNS at 0
+    it stays at 27."""
+    from scipy import stats
+
+    from tasks.history import rate_groups
+
+    history = sixty_nights(1214)
+    nights = np.array(history.nights["A"])
+    plan = [s for s in history.series if s.key["plan_id"] == "A"]
+    rates = [s for s in plan if (s.key["side"], s.key["label"], s.key["metric"]) == ("server", "(all)", "error_rate")]
+    first = next(s for s in rates if s.key["iteration"] == 1)
+
+    def likeliest_rise(series: list[Series]) -> int:
+        errors = np.round(sum(s.values * s.calls for s in series))
+        calls = sum(s.calls for s in series)
+        fit = [sum(stats.binom.logpmf(errors[side], calls[side], errors[side].sum() / calls[side].sum()).sum()
+                   for side in (slice(None, k), slice(k, None))) for k in range(1, errors.size)]
+        return int(nights[1 + int(np.argmax(fit))])
+
+    def changes() -> list[tuple[int, str]]:
+        return [(int(nights[c.index]), by) for s, c, by in find_changes(plan, ChangeSettings())
+                if s is first and c.kind == "change"]
+
+    assert (likeliest_rise([first]), likeliest_rise(rates)) == (27, 25)
+    assert changes() == [(25, "(all) server error_rate: 4 iterations")]
+    monkeypatch.setattr(rate_groups, "MOVE_RUNS", 0)
+    assert changes() == [(27, "series")]
 
 
 def test_a_short_history_of_varying_rates_claims_no_change_its_split_invented():
