@@ -46,6 +46,16 @@ def near(history, key: tuple, night: int) -> str:
     return "nothing near"
 
 
+def kind_of(by: str) -> str:
+    """The kind of what found a change (its `found_by`): `series`, a rate's group (pooled over iterations), `(all)`'s,
+    a label's or an iteration's group."""
+    if by == "series":
+        return by
+    if " error_rate: " in by:
+        return "a rate's group"
+    return "(all)" if by.startswith("(all)") else by.split(" ")[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5, help="how many seeds")
@@ -74,8 +84,7 @@ def main() -> None:
               f" settled, {waiting} pending")
         for key, night, by, change in false:
             what = near(history, key, night)
-            kinds[by.split(":")[0].split(" on ")[0] if by == "series" or by.startswith("(all)") else
-                  by.split(":")[0].split(" ")[0], what.split(" of night")[0].split(" placed")[0]] += 1
+            kinds[kind_of(by), what.split(" of night")[0].split(" placed")[0]] += 1
             size = "from 0" if change.change_pct is None else f"{change.change_pct:+.1f} %"
             print(f"   {'/'.join(str(k) for k in key[1:])} night {night}: {size}"
                   f"{' pending' if change.pending else ''}, by {by}; next to {what}")
