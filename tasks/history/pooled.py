@@ -28,10 +28,11 @@ split best (AGREE_RUNS); a member's own change nearby moves to the group's run w
 moved there too (MOVE_SHARE, `_others_moved`). See `_member_change`. A group names members only for a change
 settled in its own series, and a member it named has its own changes retested between the group's
 (`changepoints.retest`), but for those at a group's run (`confirmed`). A shift the residuals show only once the
-shared noise is divided out is none (`_in_raw_values`). Once the groups are done, a series some group pools keeps a
-change of its own only at p_value x ALONE_P (the others retested) when it has ALONE_RUNS runs or more: the groups test
-what several series share, and a series alone at p just under p_value was most of the false changes left. The groups
-still read every change the series found at p_value.
+shared noise is divided out is none (`_in_raw_values`). The residuals are also searched inside the segments most
+members share (`_inside_common_segments`): a shift most of them missed is a bump there, not a step. Once the groups
+are done, a series some group pools keeps a change of its own only at p_value x ALONE_P (the others retested) when it
+has ALONE_RUNS runs or more: the groups test what several series share, and a series alone at p just under p_value was
+most of the false changes left. The groups still read every change the series found at p_value.
 """
 
 from __future__ import annotations
@@ -62,6 +63,8 @@ CONSENSUS_MEMBERS = 3  # members whose own changes at one run move their group's
 CLUSTER_RUNS = 2  # ... whose own changes this close to one run where the group found none move together
 SUB_MEMBERS = 2  # members of one iteration that changed alone at one run: a bound of the group's segments
 AGREE_RUNS = 1  # a member the group names has its own best split this close to the group's run
+COMMON_SHARE = 0.5  # members with a change of their own at one run: a bound of the residuals' search inside segments
+INSIDE_P = 0.1  # x p_value: a residuals' shift inside the segments most members share (`_inside_common_segments`)
 RAW_P = 0.01  # a residuals' shift is also one of the values without the shared noise divided out, at this p
 NOISE_FLOOR = 0.002  # relative noise no member is weighted beyond (a nearly constant series)
 RATES = frozenset({"error_rate"})  # proportions of the calls: tested as counts (significance.count_p)
@@ -200,7 +203,8 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             return []
         shifts = [c for c in detect(pooled, group, place=False) if c.kind == "change"]
         if residual:
-            shifts = _in_raw_values(members, settings, shifts)
+            inside = _inside_common_segments(members, columns, pooled, shifts, group)
+            shifts = _in_raw_values(members, settings, sorted(shifts + inside, key=lambda c: c.index))
         else:
             shifts = sorted(shifts + _shifts_between_subgroups(members, columns, pooled, shifts, group),
                             key=lambda c: c.index)
@@ -231,6 +235,25 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
         if not residual:
             found += _cluster_moves(members, clean, columns, pooled, shifts, settings, taken, found)
     return found
+
+
+def _inside_common_segments(members: list[Series], columns: np.ndarray, residuals: np.ndarray, shifts: list[Change],
+                            group: ChangeSettings) -> list[Change]:
+    """The residuals' shifts inside the segments most members share. A shift most members missed lies inside a
+    segment between changes they found (label B's +6 % at night 22 of issue 21's kind of history, between the shifts
+    at 8 and 29), so their residuals rise at it and come back at the segment's end, where the next segment's median
+    is their level: a bump, not a step. Over the whole series its sides mix both levels, and the split step's first
+    candidate is refused. So the runs where COMMON_SHARE of the members or more have a change of their own, and the
+    group's shifts, bound a search inside each segment (`changepoints.split_between`), at p_value x INSIDE_P: it
+    tests a candidate in every segment, where the split step stops at its first refusal."""
+    runs = Counter(pos for pos, _, _ in _own_changes(members))
+    common = {run for run, count in runs.items() if count >= COMMON_SHARE * len(members)}
+    if not common:
+        return []
+    bounds = sorted(common | {int(columns[c.index]) for c in shifts})
+    strict = replace(group, p_value=group.p_value * INSIDE_P)
+    found = split_between(residuals, [int(i) for i in np.searchsorted(columns, bounds)], strict)
+    return [c for c in found if all(abs(int(columns[c.index]) - bound) > 1 for bound in bounds)]
 
 
 def _in_raw_values(members: list[Series], settings: ChangeSettings, shifts: list[Change]) -> list[Change]:
