@@ -25,9 +25,9 @@ import pandas as pd
 
 from tasks.history.changepoints import Change, ChangeSettings
 from tasks.history.events import group_events
+from tasks.history.options import HistoryError, campaign_options
 from tasks.history.pooled import EXTREMES, find_changes
 from tasks.history.series import Series
-from tasks.history.options import HistoryError, campaign_options
 from tasks.settings import HIGHER_IS_BETTER
 from tasks.warehouse.connection import open_warehouse, transaction
 from tasks.warehouse.engines import lake_lock, parse_warehouse

@@ -248,12 +248,8 @@ def _inside_common_segments(members: list[Series], columns: np.ndarray, residual
     tests a candidate in every segment, where the split step stops at its first refusal."""
     runs = Counter(pos for pos, _, _ in _own_changes(members))
     common = {run for run, count in runs.items() if count >= COMMON_SHARE * len(members)}
-    if not common:
-        return []
-    bounds = sorted(common | {int(columns[c.index]) for c in shifts})
     strict = replace(group, p_value=group.p_value * INSIDE_P)
-    found = split_between(residuals, [int(i) for i in np.searchsorted(columns, bounds)], strict)
-    return [c for c in found if all(abs(int(columns[c.index]) - bound) > 1 for bound in bounds)]
+    return _split_within(columns, residuals, shifts, common, strict) if common else []
 
 
 def _in_raw_values(members: list[Series], settings: ChangeSettings, shifts: list[Change]) -> list[Change]:
@@ -329,10 +325,16 @@ def _shifts_between_subgroups(members: list[Series], columns: np.ndarray, pooled
         near = [p for p, s, i in own if abs(p - pos) <= 1 and s == sign and i == iteration]
         if len(near) >= SUB_MEMBERS and all(abs(pos - a) > MOVE_RUNS for a in at):
             bounds.add(int(np.median(near)))
-    if not bounds:
-        return []
-    fixed = [c.index for c in shifts] + [int(i) for i in np.searchsorted(columns, sorted(bounds))]
-    return [c for c in split_between(pooled, fixed, group) if all(abs(int(columns[c.index]) - b) > 1 for b in bounds)]
+    return _split_within(columns, pooled, shifts, bounds, group) if bounds else []
+
+
+def _split_within(columns: np.ndarray, pooled: np.ndarray, shifts: list[Change], runs: set[int],
+                  settings: ChangeSettings) -> list[Change]:
+    """The shifts of a group's series inside its segments once `runs` (plan positions) bound them too, with its own
+    shifts (`changepoints.split_between`); none within a run of a bound."""
+    bounds = sorted(runs | {int(columns[c.index]) for c in shifts})
+    found = split_between(pooled, [int(i) for i in np.searchsorted(columns, bounds)], settings)
+    return [c for c in found if all(abs(int(columns[c.index]) - bound) > 1 for bound in bounds)]
 
 
 def _members_run(members: list[Series], at: int, shift: Change, first: int, last: int) -> int:
