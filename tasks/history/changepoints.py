@@ -321,6 +321,28 @@ def change_at(values: Sequence[float], calls: Sequence[float] | None, first: int
     return replace(_change(points, start, at, stop, settings), index=int(kept[at]))
 
 
+def placed(values: Sequence[float], changes: list[Change], fixed: list[int],
+           settings: ChangeSettings) -> list[Change]:
+    """Changes `detect` found unplaced (place=False: a group's series), each moved to where its two segments fit best
+    (`_placed`, up to PLACE_RUNS runs) with the `fixed` indices (no changes) as bounds too, and tested there between
+    its neighbours. One at a bound, or that would turn the other way, stays as it was."""
+    kept, points = _without_outliers(values, settings)
+    bounds = {int(i) for i in np.searchsorted(kept, fixed)}
+    splits = {int(np.searchsorted(kept, c.index)): c for c in changes}
+    if len(splits) < len(changes):
+        return changes  # two on one kept point (an outlier between them): left as found
+    movable = {split: c for split, c in splits.items() if split not in bounds}
+    order = sorted(movable.keys() | bounds)
+    cuts = [0, *_placed(points, order, bounds), points.values.size]
+    found = [c for c in changes if all(c is not m for m in movable.values())]
+    for i, split in enumerate(order, start=1):
+        if split in movable:
+            change = replace(_change(points, cuts[i - 1], cuts[i], cuts[i + 1], settings), index=int(kept[cuts[i]]))
+            same_way = np.sign(change.change_pct or 0) == np.sign(movable[split].change_pct or 0)
+            found.append(change if same_way else movable[split])
+    return sorted(found, key=lambda c: c.index)
+
+
 def _without_outliers(values: Sequence[float], settings: ChangeSettings,
                       calls: Sequence[float] | None = None) -> tuple[np.ndarray, _Points]:
     """The indices of the values kept (present, no one-night outlier) and their points: tested as values, or as

@@ -10,10 +10,11 @@ their members found (rate_groups.py).
 A group's evidence is one series: each member's value relative to its own median, weighted by the inverse
 of its noise squared (`changepoints.relative_noise`, its one-night outliers left out), averaged run by run:
 the numerator of Stouffer's combined Z, in % of the level. The same `detect` (E-divisive, the t-test at
-`p_value`, `min_change_pct` x GROUP_SIZE on the pooled size) then runs on it. The t-test estimates the noise of the
-average from the average itself, so members that share their night-to-night noise (a slow night slows
-every label) are not counted as independent evidence: the false-change rate of a group is that of one
-series at `p_value`, and the groups add about one test per four series (an iteration's group of a plan of ALONE_RUNS
+`p_value`, `min_change_pct` x GROUP_SIZE on the pooled size) then runs on it; a shift of the values is placed where
+its segments fit best once the runs where a few members changed alone bound them (`changepoints.placed`). The
+t-test estimates the noise of the average from the average itself, so members that share their night-to-night noise
+(a slow night slows every label) are not counted as independent evidence: the false-change rate of a group is that of
+one series at `p_value`, and the groups add about one test per four series (an iteration's group of a plan of ALONE_RUNS
 runs or more tests at p_value x ITERATION_P: `_group_settings`).
 
 The members' values are first divided by the noise their side shared on each night (shared.py), as the series
@@ -43,7 +44,7 @@ from dataclasses import replace
 import numpy as np
 
 from tasks.history.changepoints import (
-    Change, ChangeSettings, detect, p_limit, relative_noise, retest, split_between,
+    Change, ChangeSettings, detect, p_limit, placed, relative_noise, retest, split_between,
 )
 from tasks.history.rate_groups import placed_rate_changes, rate_groups
 from tasks.history.series import Series
@@ -208,6 +209,8 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
         else:
             shifts = sorted(shifts + _shifts_between_subgroups(members, columns, pooled, shifts, group),
                             key=lambda c: c.index)
+            runs = sorted(_subgroup_runs(members, columns, shifts))
+            shifts = placed(pooled, shifts, [int(i) for i in np.searchsorted(columns, runs)], group)
         bounds = [0, *(c.index for c in shifts), columns.size]
         for i, shift in enumerate(shifts):
             first, last = int(columns[bounds[i]]), int(columns[bounds[i + 2] - 1])
@@ -318,6 +321,13 @@ def _shifts_between_subgroups(members: list[Series], columns: np.ndarray, pooled
     (`changepoints.split_between`). Seed 704 of issue 21's kind of history: iteration 1's -12 % at night 15, a quarter
     of label B's group, mixed two levels into the segment of label B's +6 % at night 22, whose t-test then gave p
     0.006; bounded at night 15, 1e-5."""
+    bounds = _subgroup_runs(members, columns, shifts)
+    return _split_within(columns, pooled, shifts, bounds, group) if bounds else []
+
+
+def _subgroup_runs(members: list[Series], columns: np.ndarray, shifts: list[Change]) -> set[int]:
+    """The runs where members of one iteration changed alone: SUB_MEMBERS or more, one run apart at most, the same
+    way, more than MOVE_RUNS runs from the group's `shifts` (the median run of them)."""
     at = [int(columns[c.index]) for c in shifts]
     own = [(pos, sign, members[i].key["iteration"]) for pos, sign, i in _own_changes(members)]
     bounds = set()
@@ -325,7 +335,7 @@ def _shifts_between_subgroups(members: list[Series], columns: np.ndarray, pooled
         near = [p for p, s, i in own if abs(p - pos) <= 1 and s == sign and i == iteration]
         if len(near) >= SUB_MEMBERS and all(abs(pos - a) > MOVE_RUNS for a in at):
             bounds.add(int(np.median(near)))
-    return _split_within(columns, pooled, shifts, bounds, group) if bounds else []
+    return bounds
 
 
 def _split_within(columns: np.ndarray, pooled: np.ndarray, shifts: list[Change], runs: set[int],

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import itertools
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from tasks.history.changepoints import EPISODE_RUNS, ChangeSettings, detect
+from tasks.history.changepoints import EPISODE_RUNS, PLACE_RUNS, Change, ChangeSettings, detect, placed
 from tasks.history.edivisive import best_split, bisect, pair_sums, qhat
 
 
@@ -384,3 +385,31 @@ def test_a_burst_of_errors_on_three_nights_is_no_change_of_the_rate():
                        0, 1, 1, *[0] * 14])
     calls = np.full(errors.size, 200.0)
     assert detect(errors / calls, calls=calls) == []
+
+
+def _best_fit(values: np.ndarray, start: int, stop: int, candidates: range) -> int:
+    """The split of values[start:stop] among `candidates` with the least squares about the two sides' means."""
+    squares = lambda x: float(((x - x.mean()) ** 2).sum())
+    return min(candidates, key=lambda k: squares(values[start:k]) + squares(values[k:stop]))
+
+
+def test_placed_moves_an_unplaced_change_to_where_its_segments_fit_best_and_tests_it_there():
+    """A step at 15 given at 18 (as E-divisive may split a group's series) moves to the least-squares split within
+    PLACE_RUNS; with a bound fixed at 17 it may not pass it; given at the bound, or turned the other way, it stays."""
+    rng = np.random.default_rng(3)
+    values = 100 + 0.5 * rng.standard_normal(30)
+    values[15:] += 5
+    given = Change(18, "change", 100.0, 105.0, 5.0, 1e-3)
+
+    (change,) = placed(values, [given], [], ChangeSettings())
+    assert change.index == _best_fit(values, 0, 30, range(18 - PLACE_RUNS, 18 + PLACE_RUNS + 1)) == 15
+    assert change.before_value == pytest.approx(np.median(values[:15]))
+    assert change.after_value == pytest.approx(np.median(values[15:]))
+    assert change.p_value == pytest.approx(stats.ttest_ind(values[:15], values[15:]).pvalue, rel=1e-6)
+
+    (bounded,) = placed(values, [given], [17], ChangeSettings())
+    assert bounded.index == _best_fit(values, 17, 30, range(18, 18 + PLACE_RUNS + 1))
+    assert bounded.index > 17
+    assert placed(values, [replace(given, index=17)], [17], ChangeSettings()) == [replace(given, index=17)]
+    turned = replace(given, change_pct=-5.0)
+    assert placed(values, [turned], [], ChangeSettings()) == [turned]
