@@ -334,7 +334,7 @@ def placed(values: Sequence[float], changes: list[Change], fixed: list[int],
     movable = {split: c for split, c in splits.items() if split not in bounds}
     order = sorted(movable.keys() | bounds)
     cuts = [0, *_placed(points, order, bounds), points.values.size]
-    found = [c for c in changes if all(c is not m for m in movable.values())]
+    found = [c for split, c in splits.items() if split in bounds]
     for i, split in enumerate(order, start=1):
         if split in movable:
             change = replace(_change(points, cuts[i - 1], cuts[i], cuts[i + 1], settings), index=int(kept[cuts[i]]))
