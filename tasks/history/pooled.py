@@ -64,6 +64,7 @@ CONSENSUS_MEMBERS = 3  # members whose own changes at one run move their group's
 CLUSTER_RUNS = 2  # ... whose own changes this close to one run where the group found none move together
 SUB_MEMBERS = 2  # members of one iteration that changed alone at one run: a bound of the group's segments
 AGREE_RUNS = 1  # a member the group names has its own best split this close to the group's run
+FOUND_RUNS = 2  # a shift of a group's values names members only when one found it alone this close to its run
 COMMON_SHARE = 0.5  # members with a change of their own at one run: a bound of the residuals' search inside segments
 INSIDE_P = 0.1  # x p_value: a residuals' shift inside the segments most members share (`_inside_common_segments`)
 RAW_P = 0.01  # a residuals' shift is also one of the values without the shared noise divided out, at this p
@@ -397,11 +398,16 @@ def _moved_alone(members: list[Series], at: int, shift: Change) -> float | None:
     direction up to MOVE_RUNS runs from it; None when none did): the values' shift of a group is theirs, and a
     member without a change of its own is named from the values only when it moved at least MOVE_SHARE of that
     (closer to them than to none), not for a third of their move its own noise made. A shift of the values that
-    no member found alone names no member: what no member was sure of is the residuals' to find."""
-    sizes = [abs(c.change_pct) for m in members for c in m.changes
+    no member found alone names no member: what no member was sure of is the residuals' to find. Nor does one that
+    no member found alone within FOUND_RUNS of its run: it lies between members' own shifts at other runs (seed 1618
+    of issue 21's kind of history: iteration 4's server labels, label C's +9 % at night 36 and the drift of labels A
+    and B from 42, split at 39, where the group named A and B)."""
+    found = [(abs(int(m.positions[c.index]) - at), abs(c.change_pct)) for m in members for c in m.changes
              if c.kind == "change" and c.change_pct is not None and np.sign(c.change_pct) == np.sign(shift.change_pct)
              and abs(int(m.positions[c.index]) - at) <= MOVE_RUNS]
-    return float(np.median(sizes)) if sizes else None
+    if not found or min(runs for runs, _ in found) > FOUND_RUNS:
+        return None
+    return float(np.median([size for _, size in found]))
 
 
 def _pooled(members: list[Series], clean: list[np.ndarray], settings: ChangeSettings, residual: bool

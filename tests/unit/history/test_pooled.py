@@ -227,6 +227,29 @@ def test_a_members_own_change_at_a_run_its_group_claimed_is_not_moved_to_the_gro
                            (4, 38, "label C: 8 series")], 3)
 
 
+def test_a_shift_of_a_groups_values_between_its_members_own_shifts_names_no_member(monkeypatch):
+    """Seed 1618: iteration 4's server labels. Label C rose 9 % at night 36 (found alone there) and labels A and B
+    drift from night 42 (B found it alone at 43). The group's values split at 39, between them, and named A and B there:
+    2 false changes. No member found a shift within FOUND_RUNS of 39: the group names none, and the history has no
+    false change."""
+    from tasks.history import pooled
+
+    history = sixty_nights(1618)
+    assert {label: round(history.moves[("A", "server", "(all)", 4, label, "p95_ms")].get(36, 0), 2)
+            for label in "ABC"} == {"A": 0, "B": 0, "C": 0.09}
+
+    def at_39() -> tuple[list[tuple[str, str]], int]:
+        changes = detect_history(history)
+        found = sorted((s.key["label"], by) for s, c, by in changes
+                       if s.key["plan_id"] == "A" and s.key["side"] == "server" and s.key["iteration"] == 4
+                       and s.key["metric"] == "p95_ms" and c.kind == "change" and history.nights["A"][c.index] == 39)
+        return found, len(score(history, changes).false)
+
+    assert at_39() == ([], 0)
+    monkeypatch.setattr(pooled, "FOUND_RUNS", pooled.MOVE_RUNS)
+    assert at_39() == ([("A", "iteration 4 server: 3 labels"), ("B", "iteration 4 server: 3 labels")], 2)
+
+
 def test_a_groups_shift_is_placed_where_most_of_its_members_found_it_alone():
     """Seed 1269 of the sixty nights: label C's +9 % at night 36. Four of its 8 p95 series found it alone at 36; the
     group's series, high at night 38, splits there, and moved them to 38 (6 false changes). Placed at the members' run,
