@@ -29,11 +29,12 @@ split best (AGREE_RUNS); a member's own change nearby moves to the group's run w
 moved there too (MOVE_SHARE, `_others_moved`) and it is not at a run the group claimed already (`_claimed`). See
 `_member_change`. A group names members only for a change settled in its own series, and a member it named has its
 own changes retested between the group's (`changepoints.retest`), but for those at a group's run (`confirmed`). A
-shift the residuals show only once the shared noise is divided out is none (`_in_raw_values`). The residuals are also searched inside the segments most
-members share (`_inside_common_segments`): a shift most of them missed is a bump there, not a step. Once the groups
-are done, a series some group pools keeps a change of its own only at p_value x ALONE_P (the others retested) when it
-has ALONE_RUNS runs or more: the groups test what several series share, and a series alone at p just under p_value was
-most of the false changes left. The groups still read every change the series found at p_value.
+shift the residuals show only once the shared noise is divided out is none (`_in_raw_values`). The residuals are also
+searched inside the segments most members share (`_inside_common_segments`): a shift most of them missed is a bump
+there, not a step. Once the groups are done, a series some group pools keeps a change of its own only at p_value x
+ALONE_P (the others retested) when it has ALONE_RUNS runs or more: the groups test what several series share, and a
+series alone at p just under p_value was most of the false changes left. The groups still read every change the
+series found at p_value.
 """
 
 from __future__ import annotations
@@ -222,7 +223,7 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             alone = _moved_alone(members, at, shift)
             if not residual and alone is None:
                 continue  # no member found it alone: the residuals hold what no member was sure of, and had none here
-            span = (first, at, last)
+            span, claimed = (first, at, last), taken - {at}
             direction = None if shift.change_pct is None else float(np.sign(shift.change_pct))
             for member, values in zip(members, clean):
                 member.confirmed |= {c.index for c in member.changes if c.kind == "change" and c.change_pct is not None
@@ -231,7 +232,7 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
                 if change is None:
                     continue
                 named, moved = change
-                if moved is not None and _claimed(member, moved, taken - {at}):
+                if moved is not None and _claimed(member, moved, claimed):
                     continue  # its own change is the group's at a run it claimed before
                 if moved is not None and not _others_moved(members, clean, member, span, named, settings, residual):
                     continue  # the member's own shift is most of the group's: its own run is no worse
@@ -351,10 +352,9 @@ def _consensus(members: list[Series]) -> int:
 
 
 def _members_run(members: list[Series], at: int, shift: Change, first: int, last: int) -> int:
-    """The run of a group's shift: the split of the group's series (`at`) unless CONSENSUS_MEMBERS or more members
-    (a majority of a smaller group: 2 of an iteration's 3 labels) found it alone at one other run (more than at `at`);
-    then the median run of the members' own changes of its
-    direction up to MOVE_RUNS away, within the group's segments (first, last). A member's own split fits its whole
+    """The run of a group's shift: the split of the group's series (`at`) unless `_consensus` members found it alone
+    at one other run (more than at `at`); then the median run of the members' own changes of its direction up to
+    MOVE_RUNS away, within the group's segments (first, last). A member's own split fits its whole
     segments (`changepoints._placed`); E-divisive's split of the group's series, which is not placed so, compares a
     few runs on each side, and a high night just after a shift moved it: seed 1269 of issue 21's kind of history, 4
     of label C's 8 series at night 36 (the shift), the group at 38. The median, not the run most members took: seed
@@ -408,9 +408,9 @@ def _moved_alone(members: list[Series], at: int, shift: Change) -> float | None:
     member without a change of its own is named from the values only when it moved at least MOVE_SHARE of that
     (closer to them than to none), not for a third of their move its own noise made. A shift of the values that
     no member found alone names no member: what no member was sure of is the residuals' to find. Nor does one that
-    no member found alone within FOUND_RUNS of its run: it lies between members' own shifts at other runs (seed 1618
-    of issue 21's kind of history: iteration 4's server labels, label C's +9 % at night 36 and the drift of labels A
-    and B from 42, split at 39, where the group named A and B)."""
+    no member found alone within FOUND_RUNS of its run: it lies between members' own shifts at other runs (seed 1733
+    of issue 21's kind of history: iteration 2's server labels, label B's +6 % at night 22 and the +12 % of all three
+    at 29, split at 25, where the group named all three)."""
     found = [(abs(int(m.positions[c.index]) - at), abs(c.change_pct)) for m in members for c in m.changes
              if c.kind == "change" and c.change_pct is not None and np.sign(c.change_pct) == np.sign(shift.change_pct)
              and abs(int(m.positions[c.index]) - at) <= MOVE_RUNS]
