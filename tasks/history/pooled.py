@@ -52,7 +52,7 @@ from tasks.history.series import Series
 from tasks.history.shared import MIN_SERIES, levels, shared_noise, without_outliers
 from tasks.history.significance import student_p
 
-ALONE_P = 0.3  # x p_value: a pooled series' own change is kept at this stricter p once its groups were tested
+ALONE_P = 0.03  # x p_value: a pooled series' own change is kept at this stricter p once its groups were tested
 ALONE_RUNS = 30  # ... in a series of this many runs or more (a shorter one is tested at fewer splits)
 ITERATION_P = 0.3  # x p_value: an iteration's group (its labels) claims a shift at this p in a plan of ALONE_RUNS runs
 MEMBER_P = 0.05  # a member's own t-test at the group's change, for the group to name it
