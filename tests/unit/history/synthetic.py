@@ -2,8 +2,8 @@
 the truth they were written with, and the score of a detection against it.
 
 `sixty_nights` is a history like the one of issue 21: 60 nights, a client and a server side, 3 labels (C with
-a quarter of A's calls) and `(all)`, 4 iterations, 3-5 % run-to-run noise per series and 1 % shared by every
-series of a night, errors at 0.2 % counted on the calls (binomial), a failed night and an excluded night (in
+a quarter of A's calls) and `(all)`, 4 iterations, run-to-run noise per series (p50 1.5-2.5 %, p95 2.4-4 %, or
+`noise` for both) and 1 % shared by every series of a night, errors at 0.2 % counted on the calls (binomial), a failed night and an excluded night (in
 no series), a one-night outlier (x 1.5 on every latency), a load-plan change (plan A to night 51, plan B
 after), a 10-night drift, and the shifts of SHIFTS, two of them small and on one label only.
 """
@@ -77,8 +77,9 @@ def _error_rate(label: str, night: int) -> float:
     return ERRORS[2] if label == ERRORS[1] and night >= ERRORS[0] else 0.002
 
 
-def sixty_nights(seed: int) -> History:
-    """The 60-night history of the module docstring, its noise drawn from `seed`."""
+def sixty_nights(seed: int, noise: tuple[float, float] | None = None) -> History:
+    """The 60-night history of the module docstring, its noise drawn from `seed`; `noise`: the range each p50 and p95
+    series' relative noise is drawn from (e.g. (0.03, 0.05): issue 21's "3-5 %" on every latency series)."""
     rng = np.random.default_rng(seed)
     nights = [n for n in range(60) if n not in (FAILED, EXCLUDED)]
     plans = {"A": [n for n in nights if n < PLAN_B], "B": [n for n in nights if n >= PLAN_B]}
@@ -87,12 +88,12 @@ def sixty_nights(seed: int) -> History:
     for plan, plan_nights in plans.items():
         for side in SIDES:
             for iteration in ITERATIONS:
-                _add_iteration(history, rng, plan, plan_nights, side, iteration, shared[side][plan_nights])
+                _add_iteration(history, rng, plan, plan_nights, side, iteration, shared[side][plan_nights], noise)
     return history
 
 
 def _add_iteration(history: History, rng: np.random.Generator, plan: str, nights: list[int], side: str,
-                   iteration: int, shared: np.ndarray) -> None:
+                   iteration: int, shared: np.ndarray, noise_range: tuple[float, float] | None) -> None:
     n = np.array(nights)
     calls = {label: np.full(n.size, CALLS[iteration] * share) for label, share in SHARE.items()}
     for metric in ("p50_ms", "p95_ms", "max_ms", "calls_per_s", "error_rate"):
@@ -105,7 +106,9 @@ def _add_iteration(history: History, rng: np.random.Generator, plan: str, nights
                 rate = np.clip(truth[label] * (1 + 0.2 * rng.standard_normal(n.size)), 0, 1)
                 values[label] = rng.binomial(calls[label].astype(int), rate) / calls[label]
             else:
-                noise = {"max_ms": 0.2, "calls_per_s": 0.02}.get(metric, rng.uniform(0.015, 0.025) * (1.6 if metric == "p95_ms" else 1))
+                drawn = (rng.uniform(0.015, 0.025) * (1.6 if metric == "p95_ms" else 1) if noise_range is None
+                         else rng.uniform(*noise_range))
+                noise = {"max_ms": 0.2, "calls_per_s": 0.02}.get(metric, drawn)
                 values[label] = truth[label] * shared * (1 + noise * rng.standard_normal(n.size))
                 if metric != "calls_per_s":
                     values[label][n == OUTLIER] *= 1.5
