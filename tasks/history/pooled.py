@@ -34,7 +34,8 @@ searched inside the segments most members share (`_inside_common_segments`): a s
 there, not a step. Once the groups are done, a series some group pools keeps a change of its own only at p_value x
 ALONE_P (the others retested) when it has ALONE_RUNS runs or more: the groups test what several series share, and a
 series alone at p just under p_value was most of the false changes left. The groups still read every change the
-series found at p_value.
+series found at p_value. A series' own change more than MOVE_RUNS and up to FAR_RUNS runs from a shift one of its
+groups claimed, the same way, is retested with the group's run as a bound (`_far_claims`).
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ POOLED_SIZE = 0.5  # x min_change_pct: the least move of a member a group names,
 MOVE_RUNS = 4  # runs: a member's own change this close to the group's, in its direction, moves to the group's run
 MOVE_SHARE = 0.5  # ... when the other members' shift there is at least this part of it (they moved too)
 OTHERS_RUNS = 6  # ... their shift read from this many runs on each side of the group's run (within its segments)
+FAR_RUNS = 12  # runs: an own change up to this far from its group's shift (its way) is retested with it as a bound
 CONSENSUS_MEMBERS = 3  # members whose own changes at one run move their group's shift there (`_members_run`)
 CLUSTER_RUNS = 2  # ... whose own changes this close to one run where the group found none move together
 SUB_MEMBERS = 2  # members of one iteration that changed alone at one run: a bound of the group's segments
@@ -80,7 +82,7 @@ def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[S
     groups found (found by the group's name), one per series and run."""
     by: dict[tuple[int, int], str] = {}  # (series, index) -> what found it
     for s in series:
-        s.changes, s.confirmed = detect(s.values, settings, _counted(s)), set()
+        s.changes, s.confirmed, s.claimed = detect(s.values, settings, _counted(s)), set(), set()
         by.update({(id(s), change.index): "series" for change in s.changes})
     sides = _sides(series, settings)
     named_groups = groups(series)
@@ -94,13 +96,29 @@ def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[S
         fixed = [c for c in s.changes if by[id(s), c.index] != "series" or c.index in s.confirmed]
         own = [c for c in s.changes if c.kind == "change" and all(c is not f for f in fixed)]
         strict = id(s) in in_a_group and _long(s)
-        if any(by[id(s), c.index] != "series" for c in s.changes) or (
+        far = _far_claims(s, own)
+        if far or any(by[id(s), c.index] != "series" for c in s.changes) or (
                 strict and any(c.p_value > p_limit(c, alone) for c in own)):
-            kept = retest(s.values, [c.index for c in own], [c.index for c in fixed], alone if strict else settings,
-                          _counted(s))
+            kept = retest(s.values, [c.index for c in own], [c.index for c in fixed] + far,
+                          alone if strict else settings, _counted(s))
             s.changes = sorted([c for c in s.changes if c.kind != "change"] + fixed + kept, key=lambda c: c.index)
             by.update({(id(s), c.index): "series" for c in kept})
     return [(s, change, by[id(s), change.index]) for s in series for change in s.changes]
+
+
+def _far_claims(s: Series, own: list[Change]) -> list[int]:
+    """The indices of the runs its groups claimed a shift at (`Series.claimed`) that an own change of the series in
+    the same direction lies more than MOVE_RUNS and up to FAR_RUNS runs from, with no change of the series within
+    MOVE_RUNS of them: bounds of its segments when its own changes are retested. A member the group did not name
+    (its own values too noisy at the group's run) kept its own guess of the shift 5-8 runs off, and that guess
+    was a false change: at 3-5 % noise (`bench/history_sixty.py --noise 0.03 0.05`), seed 1221, label B's p50 +6 % at
+    night 22, claimed there by its label's group, put at 27 by server iteration 2's series alone; bounded at 22, it
+    is no change of its own."""
+    runs = {int(s.positions[c.index]) for c in s.changes if c.kind == "change"}
+    mine = [(int(s.positions[c.index]), np.sign(c.change_pct)) for c in own if c.change_pct is not None]
+    far = {run for run, sign in s.claimed for pos, direction in mine if direction == sign
+           and MOVE_RUNS < abs(run - pos) <= FAR_RUNS and all(abs(run - other) > MOVE_RUNS for other in runs)}
+    return [int(i) for i in np.flatnonzero(np.isin(s.positions, sorted(far)))]
 
 
 def _counted(s: Series) -> np.ndarray | None:
@@ -199,7 +217,7 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
     a few runs away (that change is third in each tuple)."""
     group = replace(settings, min_change_pct=settings.min_change_pct * GROUP_SIZE)
     clean = _corrected(members, sides if sides is not None else _sides(members, settings), settings)
-    found, taken = [], set()
+    found, taken, claims = [], set(), set()
     for residual in (True, False):
         columns, pooled = _pooled(members, clean, settings, residual)
         if np.isfinite(pooled).sum() < settings.min_runs:
@@ -220,6 +238,7 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             if taken & {at - 1, at, at + 1} or shift.pending:
                 continue  # the residuals' shift, seen again in the values; or one not settled in the group itself
             taken.add(at)
+            claims.add((at, float(np.sign(shift.change_pct or 0))))
             alone = _moved_alone(members, at, shift)
             if not residual and alone is None:
                 continue  # no member found it alone: the residuals hold what no member was sure of, and had none here
@@ -241,6 +260,8 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
                     found.append((member, named, moved))
         if not residual:
             found += _cluster_moves(members, clean, columns, pooled, shifts, settings, taken, found)
+    for member in members:
+        member.claimed |= claims
     return found
 
 

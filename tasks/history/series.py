@@ -21,3 +21,4 @@ class Series:
     runs: np.ndarray | None = None  # the run ids, for the caller
     clean: np.ndarray | None = None  # its values without its one-night outliers (NaN), once for every group
     confirmed: set[int] = field(default_factory=set)  # its own changes at a group's shift: they stay when retested
+    claimed: set[tuple[int, float]] = field(default_factory=set)  # (plan position, direction) of its groups' shifts

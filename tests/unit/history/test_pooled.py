@@ -630,3 +630,26 @@ def test_an_iteration_group_of_a_short_plan_claims_a_shift_at_p_value(monkeypatc
     assert named_at_55() == {"A", "B", "C"}
     monkeypatch.setattr(pooled, "ALONE_RUNS", 5)
     assert named_at_55() == set()
+
+
+def test_an_own_change_far_from_its_groups_shift_the_same_way_is_retested_with_the_shift_as_a_bound(monkeypatch):
+    """Seed 1221 at 3-5 % noise: label B's p50 rose 6 % at night 22 (its label's group claims it there) and label
+    C's 9 % at 36; nothing else moved either series. Server iteration 2's label B put the rise at 27 alone and client
+    iteration 1's label C at 30: 5 and 6 runs from the groups' shifts, more than MOVE_RUNS, so neither was moved, and
+    both were false changes. Retested with the groups' runs as bounds (`FAR_RUNS`), neither is a change: each series
+    misses its shift, a miss and not a false change."""
+    from tasks.history import pooled
+
+    history = sixty_nights(1221, (0.03, 0.05))
+    keys = {("A", "server", "(all)", 2, "B", "p50_ms"): "B", ("A", "client", "(all)", 1, "C", "p50_ms"): "C"}
+    assert {label: sorted(history.moves[key]) for key, label in keys.items()} == {"B": [22], "C": [36]}
+
+    def changes() -> tuple[dict[str, list[int]], int]:
+        found = detect_history(history)
+        at = {label: sorted(history.nights["A"][c.index] for s, c, _ in found
+                            if series_id(s.key) == key and c.kind == "change") for key, label in keys.items()}
+        return at, len(score(history, found).false)
+
+    assert changes() == ({"B": [], "C": []}, 0)
+    monkeypatch.setattr(pooled, "FAR_RUNS", pooled.MOVE_RUNS)
+    assert changes() == ({"B": [27], "C": [30]}, 2)
