@@ -238,12 +238,13 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             if taken & {at - 1, at, at + 1} or shift.pending:
                 continue  # the residuals' shift, seen again in the values; or one not settled in the group itself
             taken.add(at)
-            claims.add((at, float(np.sign(shift.change_pct or 0))))
+            direction = None if shift.change_pct is None else float(np.sign(shift.change_pct))
+            if direction is not None:
+                claims.add((at, direction))
             alone = _moved_alone(members, at, shift)
             if not residual and alone is None:
                 continue  # no member found it alone: the residuals hold what no member was sure of, and had none here
             span, claimed = (first, at, last), taken - {at}
-            direction = None if shift.change_pct is None else float(np.sign(shift.change_pct))
             for member, values in zip(members, clean):
                 member.confirmed |= {c.index for c in member.changes if c.kind == "change" and c.change_pct is not None
                                      and int(member.positions[c.index]) == at and np.sign(c.change_pct) == direction}

@@ -3,9 +3,10 @@ the truth they were written with, and the score of a detection against it.
 
 `sixty_nights` is a history like the one of issue 21: 60 nights, a client and a server side, 3 labels (C with
 a quarter of A's calls) and `(all)`, 4 iterations, run-to-run noise per series (p50 1.5-2.5 %, p95 2.4-4 %, or
-`noise` for both) and 1 % shared by every series of a night, errors at 0.2 % counted on the calls (binomial), a failed night and an excluded night (in
-no series), a one-night outlier (x 1.5 on every latency), a load-plan change (plan A to night 51, plan B
-after), a 10-night drift, and the shifts of SHIFTS, two of them small and on one label only.
+`noise` for both) and 1 % shared by every series of a night, errors at 0.2 % counted on the calls (binomial), a
+failed night and an excluded night (in no series), a one-night outlier (x 1.5 on every latency), a load-plan
+change (plan A to night 51, plan B after), a 10-night drift, and the shifts of SHIFTS, two of them small and on one
+label only.
 """
 
 from __future__ import annotations
