@@ -55,7 +55,7 @@ from tasks.history.significance import student_p
 
 ALONE_P = 0.03  # x p_value: a pooled series' own change is kept at this stricter p once its groups were tested
 ALONE_RUNS = 30  # ... in a series of this many runs or more (a shorter one is tested at fewer splits)
-ITERATION_P = 0.3  # x p_value: an iteration's group (its labels) claims a shift at this p in a plan of ALONE_RUNS runs
+ITERATION_P = 0.1  # x p_value: an iteration's group (its labels) claims a shift at this p in a plan of ALONE_RUNS runs
 MEMBER_P = 0.05  # a member's own t-test at the group's change, for the group to name it
 GROUP_SIZE = 0.7  # x min_change_pct: the least shift of a group's pooled series (most of its members moved)
 POOLED_SIZE = 0.5  # x min_change_pct: the least move of a member a group names, and of a shared-noise level
@@ -153,12 +153,13 @@ def _long(s: Series) -> bool:
 
 
 def _sides(series: list[Series], settings: ChangeSettings) -> dict[tuple, list[Series]]:
-    """The pooled series of each side, host and metric (whose nights share their noise), outliers left out."""
+    """The pooled series of each side, host and kind of metric (`_noise_kind`: whose nights share their noise),
+    outliers left out."""
     sides: dict[tuple, list[Series]] = {}
     for s in series:
         s.clean = without_outliers(s.values, settings)
         if s.key["metric"] not in UNPOOLED:
-            sides.setdefault((s.key["side"], s.key["host"], s.key["metric"]), []).append(s)
+            sides.setdefault((s.key["side"], s.key["host"], _noise_kind(s.key["metric"])), []).append(s)
     return sides
 
 
@@ -170,7 +171,7 @@ def _corrected(members: list[Series], sides: dict[tuple, list[Series]], settings
     noises: dict[tuple, np.ndarray | None] = {}
     corrected = []
     for m in members:
-        side = (m.key["side"], m.key["host"], m.key["metric"])
+        side = (m.key["side"], m.key["host"], _noise_kind(m.key["metric"]))
         if side not in noises:
             others = [s for s in sides.get(side, []) if not _overlaps(s, inside)]
             noises[side] = None if len(others) < MIN_SERIES else shared_noise(
@@ -179,6 +180,14 @@ def _corrected(members: list[Series], sides: dict[tuple, list[Series]], settings
         noise = noises[side]
         corrected.append(m.clean if noise is None else m.clean / (1 + noise[m.positions]))
     return corrected
+
+
+def _noise_kind(metric: str) -> str:
+    """The series whose nights share their noise: every latency of a side (`_ms`, but extremes) is one kind, as a slow
+    night slows the typical call and the tail alike; any other metric is a kind of its own. Over a side's p50 and p95
+    the shared noise is a median of 16 series, not 8, and brings 1/√2 of the error of its own into the groups it is
+    divided out of (docs/history.md, "Shared noise")."""
+    return "latency" if metric.endswith("_ms") and metric not in UNPOOLED else metric
 
 
 def _overlaps(s: Series, inside: set[tuple]) -> bool:
@@ -260,7 +269,8 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
                         named.p_value <= MEMBER_P / 10 and abs(named.change_pct) >= MOVE_SHARE * alone):
                     found.append((member, named, moved))
         if not residual:
-            found += _cluster_moves(members, clean, columns, pooled, shifts, settings, taken, found)
+            settled = [shift for shift in shifts if not shift.pending]  # a pending shift names none: no bound either
+            found += _cluster_moves(members, clean, columns, pooled, settled, settings, taken, found)
     for member in members:
         member.claimed |= claims
     return found
