@@ -511,8 +511,13 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
         return None
     if moved is None and abs(_best_split(member.positions[ok], values[ok], first, last, pct) - at) > AGREE_RUNS:
         return None
+    # its size as measured (the sizes reported are the series' own, not those of the values the shared noise left)
+    low, high = float(np.median(member.clean[left_mask])), float(np.median(member.clean[right_mask]))
+    if low <= 0 or np.sign(high - low) != direction:
+        return None
     index = int(np.flatnonzero(right_mask)[0])
-    change = Change(index, "change", low, high, pct, p, min(left.size, right.size) < settings.settle_runs)
+    change = Change(index, "change", low, high, (high - low) / low * 100, p,
+                    min(left.size, right.size) < settings.settle_runs)
     return change, moved
 
 
