@@ -1,8 +1,8 @@
 """False change points and found shifts on 60-night histories like issue 21's (tests/unit/history/synthetic.py:
 2 sides, 3 labels and `(all)`, 4 iterations, noise of each series (p50 1.5-2.5 %, p95 2.4-4 %; `--noise`) plus 1 %
 every series of a side shares on a night, a failed, an outlier and an excluded night, a plan change, a 10-night
-drift, +6 % on one label and +9 % on another; 152 scored series x night items a history). Target (issue 21): at least 96 of 112 items found at
-+-1 night (86 %), at most 1 false change point a history.
+drift, +6 % on one label and +9 % on another; 152 scored series x night items a history). Target (issue 21): at
+least 96 of 112 items found at +-1 night (86 %), at most 1 false change point a history.
 
 Prints, per seed, the items found and the false change points (settled, and pending: not yet claimed), then
 each false change point with what found it (`series` or a group) and what it is next to: a true shift of its

@@ -18,8 +18,8 @@ one series at `p_value`, and the groups add about one test per four series (an i
 runs or more tests at p_value x ITERATION_P: `_group_settings`).
 
 The members' values are first divided by the noise their side shared on each night (shared.py), as the series
-holding none of the group's calls show it: over 8 members it is most of the pooled noise, and a few slow nights
-after a shift placed the group's change 2-3 nights off.
+holding none of the group's calls show it (every latency percentile of the side: `_noise_kind`): over 8 members it
+is most of the pooled noise, and a few slow nights after a shift placed the group's change 2-3 nights off.
 
 A change the group found becomes a change point of each member that moved with it and has none of its own
 at that run: at the group's run and between the group's neighbouring changes, in the same direction, at
@@ -484,7 +484,8 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
     caller asks `_others_moved`). A group of which one member moved (one label of an iteration) places the change by
     the members that did not: the member then keeps its own run, and the group names a member without one only where
     the member's own values split best (up to AGREE_RUNS away), not at the run where the group's other members, or a
-    shift of the member at another run, put the group's change."""
+    shift of the member at another run, put the group's change. The change found on the corrected `values` is
+    reported at the sizes of the member's own values (`member.clean`), and dropped if those moved the other way."""
     first, at, last = span
     own = [(int(member.positions[c.index]), c) for c in member.changes if c.kind == "change"]
     if direction is None or any(pos == at for pos, _ in own):

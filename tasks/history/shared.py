@@ -4,13 +4,13 @@ in a group's pooled series it does not average out: over 8 members it was most o
 21's kind of history, and a few nights of it (after a real shift, or a real shift's group run) placed the
 group's change two or three nights off, or named members that did not move.
 
-The shared part of a night is the median, over the series of one side, host and metric, of each value relative
-to the level of its segment (between the series' own change points; one-night outliers left out): a change of
-one label, or of some iterations, is a minority of the series and does not move the median. A change of most
-series the series alone missed does move it, for good: that part is a level of its own (found by `detect` on
-the shared series) and stays in the values; only the night-to-night rest is divided out. The groups test and
-place their changes on the values so corrected; each series' own detection and the sizes reported are not
-corrected.
+The shared part of a night is the median, over the series of one side, host and kind of metric (every latency
+percentile of a side is one kind: pooled._noise_kind), of each value relative to the level of its segment (between
+the series' own change points; one-night outliers left out): a change of one label, or of some iterations, is a
+minority of the series and does not move the median. A change of most series the series alone missed does move it,
+for good: that part is a level of its own (found by `detect` on the shared series) and stays in the values; only the
+night-to-night rest is divided out. The groups test and place their changes on the values so corrected; each series'
+own detection and the sizes reported are not corrected.
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def levels(values: np.ndarray, changes: list[Change]) -> np.ndarray:
 
 def shared_noise(positions: list[np.ndarray], clean: list[np.ndarray], changes: list[list[Change]],
                  settings: ChangeSettings, step_pct: float, size: int) -> np.ndarray:
-    """The relative noise the series given (of one side, host and metric) shared on each of `size` plan
+    """The relative noise the series given (of one side, host and kind of metric) shared on each of `size` plan
     positions (0 where too few series tell): see the module docstring. `step_pct`: the least level of the
     shared series kept."""
     table = np.full((len(clean), size), np.nan)

@@ -687,3 +687,20 @@ def test_an_own_change_far_from_its_groups_shift_the_same_way_is_retested_with_t
     assert changes() == ({"B": [], "C": []}, 0)
     monkeypatch.setattr(pooled, "FAR_RUNS", pooled.MOVE_RUNS)
     assert changes() == ({"B": [27], "C": [30]}, 2)
+
+
+def test_a_sides_latency_percentiles_share_one_noise_estimate_and_other_metrics_keep_their_own():
+    """The shared noise of a side is read over its p50 and p95 series together (a slow night slows the typical call and
+    the tail alike); extremes and rates are in no side, calls_per_s is a side of its own. The expected sides are
+    counted here from the series keys of a sixty-night history's plan A (2 sides x 4 iterations x 4 labels)."""
+    from tasks.history import pooled
+
+    plan_a = [s for s in sixty_nights(0).series if s.key["plan_id"] == "A"]
+    sides = pooled._sides(plan_a, ChangeSettings())
+    sizes = {(side, kind): len(members) for (side, _, kind), members in sides.items()}
+    per_metric = {(s.key["side"], s.key["metric"]) for s in plan_a}
+    assert {metric for _, metric in per_metric} == {"p50_ms", "p95_ms", "max_ms", "calls_per_s", "error_rate"}
+    assert sizes == {(side, kind): count for side in ("server", "client")
+                     for kind, count in (("latency", 2 * 4 * 4), ("calls_per_s", 4 * 4))}
+    assert all({m.key["metric"] for m in members} == {"p50_ms", "p95_ms"}
+               for (_, _, kind), members in sides.items() if kind == "latency")
