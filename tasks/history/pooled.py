@@ -265,8 +265,8 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
                     continue  # its own change is the group's at a run it claimed before
                 if moved is not None and not _others_moved(members, clean, member, span, named, settings, residual):
                     continue  # the member's own shift is most of the group's: its own run is no worse
-                if residual or moved is not None or (
-                        named.p_value <= MEMBER_P / 10 and abs(named.change_pct) >= _least_move(alone, shift, settings)):
+                if residual or moved is not None or _named_from_values(members, clean, member, named, span, alone,
+                                                                      shift, settings):
                     found.append((member, named, moved))
         if not residual:
             settled = [shift for shift in shifts if not shift.pending]  # a pending shift names none: no bound either
@@ -439,11 +439,11 @@ def _moved_alone(members: list[Series], at: int, shift: Change) -> float | None:
     direction up to MOVE_RUNS runs from it; None when none did): the values' shift of a group is theirs, and a
     member without a change of its own is named from the values only when it moved at least MOVE_SHARE of that
     (closer to them than to none), not for a third of their move its own noise made, or of the group's broad shift
-    where that is smaller (`_least_move`). A shift of the values that
-    no member found alone names no member: what no member was sure of is the residuals' to find. Nor does one that
-    no member found alone within FOUND_RUNS of its run: it lies between members' own shifts at other runs (seed 1733
-    of issue 21's kind of history: iteration 2's server labels, label B's +6 % at night 22 and the +12 % of all three
-    at 29, split at 25, where the group named all three)."""
+    where that is smaller (`_named_from_values`). A shift of the values that no member found alone names no member:
+    what no member was sure of is the residuals' to find. Nor does one that no member found alone within FOUND_RUNS
+    of its run: it lies between members' own shifts at other runs (seed 1733 of issue 21's kind of history: iteration
+    2's server labels, label B's +6 % at night 22 and the +12 % of all three at 29, split at 25, where the group named
+    all three)."""
     found = [(abs(int(m.positions[c.index]) - at), abs(c.change_pct)) for m in members for c in m.changes
              if c.kind == "change" and c.change_pct is not None and np.sign(c.change_pct) == np.sign(shift.change_pct)
              and abs(int(m.positions[c.index]) - at) <= MOVE_RUNS]
@@ -452,16 +452,51 @@ def _moved_alone(members: list[Series], at: int, shift: Change) -> float | None:
     return float(np.median([size for _, size in found]))
 
 
+def _named_from_values(members: list[Series], clean: list[np.ndarray], member: Series, named: Change,
+                       span: tuple[int, int, int], alone: float, shift: Change, settings: ChangeSettings) -> bool:
+    """Whether a shift of the group's values names a member with no change of its own near it: at p <= MEMBER_P / 10,
+    moved at least MOVE_SHARE of what the members that found the shift alone moved (`_moved_alone`), or, when the
+    group's own shift is broad (min_change_pct or more: most members moved) and smaller, of that shift if its other
+    side moved too (`_other_side_moved`). The members that found a shift alone are those their noise pushed over their
+    threshold, so on a noisy group their sizes overstate it: at 3-5 % noise (seed 1202), label C's +9 % at night 36
+    was +19.6 % alone (client iteration 1), +9.1 % in the group's values, and server iterations 2 and 3 moved +9.0 %
+    and +5.5 % (p 0.0014 and 0.0007) but were not named."""
+    if named.p_value > MEMBER_P / 10:
+        return False
+    size = abs(named.change_pct)
+    if size >= MOVE_SHARE * alone:
+        return True
+    least = _least_move(alone, shift, settings)
+    return size >= least and _other_side_moved(members, clean, member, span, float(np.sign(shift.change_pct)), settings,
+                                               least)
+
+
 def _least_move(alone: float, shift: Change, settings: ChangeSettings) -> float:
-    """How far a member with no change of its own must have moved at a shift of its group's values to be named:
-    MOVE_SHARE of what the members that found the shift alone moved (`_moved_alone`), or of the group's own shift
-    when that is broad (min_change_pct or more: most members moved) and smaller. The members that found a shift alone
-    are those their noise pushed over their threshold, so on a noisy group their sizes overstate it: at 3-5 % noise
-    (seed 1202), label C's +9 % at night 36 was +19.6 % alone (client iteration 1), +9.1 % in the group's values,
-    and server iterations 2 and 3 moved +9.0 % and +5.5 % (p 0.0014 and 0.0007) but were not named."""
+    """The least move a shift of the group's values names a member for (`_named_from_values`): MOVE_SHARE of what
+    the members that found it alone moved, or of the group's shift when that is broad and smaller."""
     if abs(shift.change_pct) >= settings.min_change_pct:
         return MOVE_SHARE * min(alone, abs(shift.change_pct))
     return MOVE_SHARE * alone
+
+
+def _other_side_moved(members: list[Series], clean: list[np.ndarray], member: Series, span: tuple[int, int, int],
+                      direction: float, settings: ChangeSettings, least: float) -> bool:
+    """Whether the member's other side in the group (its label and iteration on the other side) moved at the group's
+    run too: a change of its own there, or a move of `least` or more. A change of a label's code moves it on both
+    sides (the client's time holds the server's); a shift of some iterations only is broad in a label's values too
+    (iterations 3 and 4's +15 % at night 8 of issue 21's kind of history), and a member of another iteration that its
+    noise moved is not named alone (seeds 1200-1599: 10 false changes fewer for 9 items, at 3-5 % noise for 31).
+    A group without the other side (an iteration's labels) does not ask."""
+    for other, values in zip(members, clean):
+        if other is member or (other.key["iteration"], other.key["label"]) != (member.key["iteration"],
+                                                                               member.key["label"]):
+            continue
+        if any(c.kind == "change" and c.change_pct is not None and int(other.positions[c.index]) == span[1]
+               and np.sign(c.change_pct) == direction for c in other.changes):
+            return True
+        change = _member_change(other, values, span, direction, settings)
+        return change is not None and abs(change[0].change_pct) >= least
+    return True
 
 
 def _pooled(members: list[Series], clean: list[np.ndarray], settings: ChangeSettings, residual: bool

@@ -236,6 +236,26 @@ def test_a_member_moved_half_a_broad_shift_of_its_groups_values_is_named_however
     assert named() == (0, 128, 0)
 
 
+def test_half_a_broad_shift_names_a_member_only_if_its_other_side_moved_too(monkeypatch):
+    """Seed 1353: iterations 3 and 4 rose 15 % at night 8, and label B's p95 group found it (+10.1 % in its values:
+    broad). Client iteration 2, which did not move, showed +5.8 % there (p 0.0044), over half the group's shift and
+    under half of the +15.6 % of the members that found it alone; its server side did not move, and it is not named
+    (`_other_side_moved`). Without that question it was, a false change, and no item more."""
+    from tasks.history import pooled
+
+    history = sixty_nights(1353)
+    key = ("A", "client", "(all)", 2, "B", "p95_ms")
+    assert 8 not in history.moves.get(key, {})
+
+    def result() -> tuple[int, list]:
+        scored = score(history, detect_history(history))
+        return scored.found, scored.false
+
+    assert result() == (138, [])
+    monkeypatch.setattr(pooled, "_other_side_moved", lambda *args: True)
+    assert result() == (138, [(key, 8)])
+
+
 def test_a_members_own_change_at_a_run_its_group_claimed_is_not_moved_to_the_groups_other_split(monkeypatch):
     """Seed 1213: iteration 2's client labels rose 12 % in p95 at night 29, label C 9 % more at 36. Label B found 29
     alone, a run its iteration's group claimed; the group's values split again at 34, where the values' pass moved B's
