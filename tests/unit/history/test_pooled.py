@@ -153,7 +153,7 @@ def test_a_groups_shift_a_smaller_shift_of_one_iteration_hid_is_found_between_th
 def test_a_groups_shift_is_placed_where_its_segments_fit_best_not_where_e_divisive_split_it(monkeypatch):
     """Seed 1209: label B's p50 rose 6 % at night 22, which moves `(all)`'s p50 by B's share of the calls (2.6-2.7 %,
     under an item's 5 %). The `(all)` group's values split (E-divisive, which compares a few runs on each side) at 22
-    and named 3 members there, while server iteration 3 kept its own change at 24: a false change. Placed where its
+    and named 4 members there, while server iteration 3 kept its own change at 24: a false change. Placed where its
     two segments fit best (`changepoints.placed`), the shift is at 23, a night from the truth, and takes server
     iteration 3's change with 4 other members: no false change in plan A."""
     from tasks.history import pooled
@@ -173,8 +173,8 @@ def test_a_groups_shift_is_placed_where_its_segments_fit_best_not_where_e_divisi
     assert nights() == ([("client", 2, 23, group), ("client", 3, 23, group), ("server", 1, 23, group),
                          ("server", 3, 23, group), ("server", 4, 23, group)], 0)
     monkeypatch.setattr(pooled, "placed", lambda values, changes, fixed, settings: changes)
-    assert nights() == ([("client", 3, 22, group), ("server", 1, 22, group), ("server", 3, 24, "series"),
-                         ("server", 4, 22, group)], 1)
+    assert nights() == ([("client", 2, 22, group), ("client", 3, 22, group), ("server", 1, 22, group),
+                         ("server", 3, 24, "series"), ("server", 4, 22, group)], 1)
 
 
 def test_a_members_move_is_compared_at_its_groups_run_not_at_its_own_change(monkeypatch):
@@ -199,7 +199,7 @@ def test_a_members_move_is_compared_at_its_groups_run_not_at_its_own_change(monk
                       and history.nights["A"][c.index] == keys[series_id(s.key)] and by.startswith("label "))
         return at_runs, result.found, len(result.false)
 
-    assert named() == (4, 143, 0)
+    assert named() == (4, 144, 0)
     compare_own = pooled._others_moved
 
     def own_change_compared(members, clean, member, span, move, settings, residual):
@@ -208,7 +208,7 @@ def test_a_members_move_is_compared_at_its_groups_run_not_at_its_own_change(monk
         return compare_own(members, clean, member, span, own, settings, residual)
 
     monkeypatch.setattr(pooled, "_others_moved", own_change_compared)
-    assert named() == (0, 139, 0)
+    assert named() == (0, 140, 0)
 
 
 def test_a_member_moved_half_a_broad_shift_of_its_groups_values_is_named_however_far_one_member_moved_alone(
@@ -403,7 +403,7 @@ def test_a_members_own_change_at_its_groups_shift_stays_when_its_other_changes_a
 def test_a_shift_most_members_missed_inside_the_segments_they_share_is_found_by_their_residuals(monkeypatch):
     """Seed 1200: label B's p95 rose 6 % at night 22 in all 8 series (the generator's truth), between shifts at 8 and
     29 most of them found alone; no series found 22 alone and the group's split step refused its first candidate.
-    Searched inside the segments its members share (at p_value x INSIDE_P), the residuals' rise names 4 of the 8 a
+    Searched inside the segments its members share (at p_value x INSIDE_P), the residuals' rise names 6 of the 8 a
     night late, at 23 (found: the scores take a night either way), and nothing else is claimed; with INSIDE_P at 0,
     none."""
     from tasks.history import pooled
@@ -420,7 +420,7 @@ def test_a_shift_most_members_missed_inside_the_segments_they_share_is_found_by_
                       if s in label_b and c.kind == "change" and history.nights["A"][c.index] == 23
                       and by == "label B: 8 series")
 
-    assert named_at_23() == [("client", 1), ("client", 4), ("server", 2), ("server", 3)]
+    assert named_at_23() == [("client", 1), ("client", 3), ("client", 4), ("server", 1), ("server", 2), ("server", 3)]
     monkeypatch.setattr(pooled, "INSIDE_P", 0.0)
     assert named_at_23() == []
 
