@@ -254,10 +254,11 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             if not residual and alone is None:
                 continue  # no member found it alone: the residuals hold what no member was sure of, and had none here
             span, claimed = (first, at, last), taken - {at}
-            for member, values in zip(members, clean):
+            moves = {id(m): _member_change(m, values, span, direction, settings) for m, values in zip(members, clean)}
+            for member in members:
                 member.confirmed |= {c.index for c in member.changes if c.kind == "change" and c.change_pct is not None
                                      and int(member.positions[c.index]) == at and np.sign(c.change_pct) == direction}
-                change = _member_change(member, values, span, direction, settings)
+                change = moves[id(member)]
                 if change is None:
                     continue
                 named, moved = change
@@ -265,7 +266,7 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
                     continue  # its own change is the group's at a run it claimed before
                 if moved is not None and not _others_moved(members, clean, member, span, named, settings, residual):
                     continue  # the member's own shift is most of the group's: its own run is no worse
-                if residual or moved is not None or _named_from_values(members, clean, member, named, span, alone,
+                if residual or moved is not None or _named_from_values(members, member, named, at, moves, alone,
                                                                       shift, settings):
                     found.append((member, named, moved))
         if not residual:
@@ -452,23 +453,24 @@ def _moved_alone(members: list[Series], at: int, shift: Change) -> float | None:
     return float(np.median([size for _, size in found]))
 
 
-def _named_from_values(members: list[Series], clean: list[np.ndarray], member: Series, named: Change,
-                       span: tuple[int, int, int], alone: float, shift: Change, settings: ChangeSettings) -> bool:
+def _named_from_values(members: list[Series], member: Series, named: Change, at: int,
+                       moves: dict[int, tuple[Change, Change | None] | None], alone: float, shift: Change,
+                       settings: ChangeSettings) -> bool:
     """Whether a shift of the group's values names a member with no change of its own near it: at p <= MEMBER_P / 10,
     moved at least MOVE_SHARE of what the members that found the shift alone moved (`_moved_alone`), or, when the
     group's own shift is broad (min_change_pct or more: most members moved) and smaller, of that shift if its other
-    side moved too (`_other_side_moved`). The members that found a shift alone are those their noise pushed over their
-    threshold, so on a noisy group their sizes overstate it: at 3-5 % noise (seed 1202), label C's +9 % at night 36
-    was +19.6 % alone (client iteration 1), +9.1 % in the group's values, and server iterations 2 and 3 moved +9.0 %
-    and +5.5 % (p 0.0014 and 0.0007) but were not named."""
+    side moved too (`_other_side_moved`; `moves`: each member's `_member_change` at the group's run `at`). The members
+    that found a shift alone are those their noise pushed over their threshold, so on a noisy group their sizes
+    overstate it: at 3-5 % noise (seed 1202), label C's +9 % at night 36 was +19.6 % alone (client iteration 1),
+    +9.1 % in the group's values, and server iterations 2 and 3 moved +9.0 % and +5.5 % (p 0.0014 and 0.0007) but
+    were not named."""
     if named.p_value > MEMBER_P / 10:
         return False
     size = abs(named.change_pct)
     if size >= MOVE_SHARE * alone:
         return True
     least = _least_move(alone, shift, settings)
-    return size >= least and _other_side_moved(members, clean, member, span, float(np.sign(shift.change_pct)), settings,
-                                               least)
+    return size >= least and _other_side_moved(members, member, at, float(np.sign(named.change_pct)), moves, least)
 
 
 def _least_move(alone: float, shift: Change, settings: ChangeSettings) -> float:
@@ -479,23 +481,24 @@ def _least_move(alone: float, shift: Change, settings: ChangeSettings) -> float:
     return MOVE_SHARE * alone
 
 
-def _other_side_moved(members: list[Series], clean: list[np.ndarray], member: Series, span: tuple[int, int, int],
-                      direction: float, settings: ChangeSettings, least: float) -> bool:
+def _other_side_moved(members: list[Series], member: Series, at: int, direction: float,
+                      moves: dict[int, tuple[Change, Change | None] | None], least: float) -> bool:
     """Whether the member's other side in the group (its label and iteration on the other side) moved at the group's
-    run too: a change of its own there, or a move of `least` or more. A change of a label's code moves it on both
-    sides (the client's time holds the server's); a shift of some iterations only is broad in a label's values too
-    (iterations 3 and 4's +15 % at night 8 of issue 21's kind of history), and a member of another iteration that its
-    noise moved is not named alone (seeds 1200-1599: 10 false changes fewer for 9 items, at 3-5 % noise for 31).
-    A group without the other side (an iteration's labels) does not ask."""
-    for other, values in zip(members, clean):
+    run `at` too: a change of its own there in the shift's `direction`, or a move of `least` or more (its entry in
+    `moves`, computed once for every member). A change of a label's code moves it on both sides (the client's time
+    holds the server's); a shift of some iterations only is broad in a label's values too (iterations 3 and 4's +15 %
+    at night 8 of issue 21's kind of history), and a member of another iteration that its noise moved is not named
+    alone (seeds 1200-1599: 10 false changes fewer for 9 items, at 3-5 % noise for 31). A group without the other side
+    (an iteration's labels) does not ask."""
+    for other in members:
         if other is member or (other.key["iteration"], other.key["label"]) != (member.key["iteration"],
                                                                                member.key["label"]):
             continue
-        if any(c.kind == "change" and c.change_pct is not None and int(other.positions[c.index]) == span[1]
+        if any(c.kind == "change" and c.change_pct is not None and int(other.positions[c.index]) == at
                and np.sign(c.change_pct) == direction for c in other.changes):
             return True
-        change = _member_change(other, values, span, direction, settings)
-        return change is not None and abs(change[0].change_pct) >= least
+        move = moves[id(other)]
+        return move is not None and abs(move[0].change_pct) >= least
     return True
 
 
