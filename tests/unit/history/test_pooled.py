@@ -237,23 +237,51 @@ def test_a_member_moved_half_a_broad_shift_of_its_groups_values_is_named_however
 
 
 def test_half_a_broad_shift_names_a_member_only_if_its_other_side_moved_too(monkeypatch):
-    """Seed 1353: iterations 3 and 4 rose 15 % at night 8, and label B's p95 group found it (+10.1 % in its values:
-    broad). Client iteration 2, which did not move, showed +5.8 % there (p 0.0044), over half the group's shift and
-    under half of the +15.6 % of the members that found it alone; its server side did not move, and it is not named
-    (`_other_side_moved`). Without that question it was, a false change, and no item more."""
+    """Seed 1317: iterations 3 and 4 rose 15 % at night 8, and `(all)`'s p50 group found it (+6.8 % in its values:
+    broad). Client iteration 1, which did not move, showed +3.9 % there (p 0.00049), over half the group's shift and
+    under half of the +18.7 % of the members that found it alone; its server side did not move, and it is not named
+    (`_other_side_moved`). Without that question it was, a false change, and no item more. (Seed 1353, this test's
+    until the siblings' runs, names no member there either way since.)"""
     from tasks.history import pooled
 
-    history = sixty_nights(1353)
-    key = ("A", "client", "(all)", 2, "B", "p95_ms")
+    history = sixty_nights(1317)
+    key = ("A", "client", "(all)", 1, "(all)", "p50_ms")
     assert 8 not in history.moves.get(key, {})
 
     def result() -> tuple[int, list]:
         scored = score(history, detect_history(history))
         return scored.found, scored.false
 
-    assert result() == (138, [])
+    assert result() == (148, [])
     monkeypatch.setattr(pooled, "_other_side_moved", lambda *args: True)
-    assert result() == (138, [(key, 8)])
+    assert result() == (148, [(key, 8)])
+
+
+def test_a_shift_a_sibling_group_settled_is_tested_at_its_run_alone(monkeypatch):
+    """Seed 1275 at 3-5 % noise: label C's latency rose 9 % at night 36 in all its series. The p50 groups settled it,
+    and the p95 groups after them test the runs their siblings settled (`_siblings_runs`): server iteration 1's p95
+    group found iteration 1's improvement at night 15 that way, `(all)`'s its part of label B's +6 % at 22, client
+    iteration 1's label C's rise at 36 (+4.0 %, p 0.0015). With those shifts in the side's other series, label C's p95
+    group places its own a night earlier: its members are named at night 37, within a night of the truth, and the
+    history finds 136 of its 152 items with no false change. Without the siblings' runs (SIBLING_P 0) they were named
+    at 38: 7 false changes, 127 items."""
+    from tasks.history import pooled
+
+    history = sixty_nights(1275, (0.03, 0.05))
+    label_c = {series_id(s.key) for s in history.series if s.key["plan_id"] == "A" and s.key["label"] == "C"
+               and s.key["metric"] == "p95_ms"}
+    assert all(abs(history.moves[key][36] - 0.09) < 1e-9 for key in label_c)
+
+    def result() -> tuple[int, int, list[int]]:
+        changes = detect_history(history)
+        scored = score(history, changes)
+        nights = sorted(history.nights["A"][c.index] for s, c, by in changes if series_id(s.key) in label_c
+                        and c.kind == "change" and 33 < history.nights["A"][c.index] < 41 and by.startswith("label C"))
+        return scored.found, len(scored.false), nights
+
+    assert result() == (136, 0, [37] * 5)
+    monkeypatch.setattr(pooled, "SIBLING_P", 0.0)
+    assert result() == (127, 7, [38] * 6)
 
 
 def test_a_members_own_change_at_a_run_its_group_claimed_is_not_moved_to_the_groups_other_split(monkeypatch):
@@ -302,12 +330,13 @@ def test_a_shift_of_a_groups_values_between_its_members_own_shifts_names_no_memb
 
 
 def test_a_small_groups_shift_is_placed_where_a_majority_of_its_members_found_it_alone(monkeypatch):
-    """Seed 1672: iteration 1's p95 fell 12 % at night 15 on labels A and B (not C). On the client both found it alone
-    at 15; their iteration's group (3 labels) split its values at 17 and moved both there: 2 false changes. Two of
-    three members at one run place the group's shift there: both keep night 15, and the history has no false change."""
+    """Seed 1624: iteration 1's p95 fell 12 % at night 15 on labels A and B (not C). On the client both found it alone
+    at 15; their iteration's group (3 labels) split its values at 13 and moved B there: a false change. Two of three
+    members at one run place the group's shift there: both keep night 15, and the history has no false change. (Seed
+    1672, this test's until the siblings' runs, loses B's change at 15 with them, and the rule no longer shows there.)"""
     from tasks.history import pooled
 
-    history = sixty_nights(1672)
+    history = sixty_nights(1624)
     assert {label: round(history.moves[("A", "client", "(all)", 1, label, "p95_ms")].get(15, 0), 2)
             for label in "ABC"} == {"A": -0.12, "B": -0.12, "C": 0}
 
@@ -321,7 +350,7 @@ def test_a_small_groups_shift_is_placed_where_a_majority_of_its_members_found_it
 
     assert client_1() == ([("A", 15), ("B", 15)], 0)
     monkeypatch.setattr(pooled, "_consensus", lambda members: pooled.CONSENSUS_MEMBERS)
-    assert client_1() == ([("A", 17), ("B", 17)], 2)
+    assert client_1() == ([("A", 15), ("B", 13)], 1)
 
 
 def test_a_groups_shift_is_placed_where_most_of_its_members_found_it_alone():
