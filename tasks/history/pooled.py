@@ -329,8 +329,8 @@ def _siblings_runs(columns: np.ndarray, pooled: np.ndarray, shifts: list[Change]
     at that run between the group's `shifts` and `bounds` (Student's p <= SIBLING_P, the same direction, the group's
     least size), none within a run of them. One change of a label's code moves its typical calls and its tail at the
     same run, and a test at a known run asks far less of the values than the best split of a search: at 3-5 % noise
-    (seeds 1200-1399) the p95 groups of label B found its +6 % at night 22 on 105 of 200 histories, the p50 groups on
-    175. A family's groups run in the order of their metrics' names (`history_points`: avg_ms, p50_ms, p90_ms,
+    (seeds 1200-1399) label B's p95 groups named members for its +6 % at night 22 on 114 of 200 histories, its p50
+    groups on 180. A family's groups run in the order of their metrics' names (`history_points`: avg_ms, p50_ms, p90_ms,
     p95_ms, p99_ms), so the less noisy go first. A plan under ALONE_RUNS runs asks none (`_family`): with a few
     nights a side a shift of one metric only passes SIBLING_P by chance in its sibling (seed 1375: plan B's p50 at
     night 55 named two p95 series of server iteration 4)."""
