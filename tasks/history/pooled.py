@@ -244,8 +244,7 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             return [], set()
         shifts = [c for c in detect(pooled, group, place=False) if c.kind == "change"]
         if residual:
-            shifts = sorted(shifts + _inside_common_segments(columns, pooled, shifts, common, group),
-                            key=lambda c: c.index)
+            shifts = shifts + _inside_common_segments(columns, pooled, shifts, common, group)
             shifts += _siblings_runs(columns, pooled, shifts, common, hints, group)
             shifts = _in_raw_values(members, settings, sorted(shifts, key=lambda c: c.index))
         else:
