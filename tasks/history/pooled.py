@@ -151,10 +151,15 @@ def _group_settings(members: list[Series], settings: ChangeSettings) -> ChangeSe
     1200-1249 (seed 1247: iteration 3's server labels at night 38, p 3.1e-5, where only label C moved, at 36). A
     short plan's groups keep p_value: its iteration groups find what its few nights give each series too little of
     (plan B's capacity step at night 55)."""
-    several_labels = len({m.key["label"] for m in members}) > 1
-    if several_labels and any(_long(m) for m in members):
+    if not _one_label(members) and any(_long(m) for m in members):
         return replace(settings, p_value=settings.p_value * ITERATION_P)
     return settings
+
+
+def _one_label(members: list[Series]) -> bool:
+    """Whether a group is a label's (or `(all)`'s), whose members one code change moves together, not an
+    iteration's labels."""
+    return len({m.key["label"] for m in members}) == 1
 
 
 def _long(s: Series) -> bool:
@@ -321,7 +326,7 @@ def _family(members: list[Series]) -> tuple | None:
     first = members[0].key
     if _noise_kind(first["metric"]) != "latency" or not any(_long(m) for m in members):
         return None
-    if len({m.key["label"] for m in members}) == 1:
+    if _one_label(members):
         return "label", first["host"], first["label"]
     return "iteration", first["side"], first["host"], first["iteration"]
 
@@ -537,7 +542,7 @@ def _named_from_values(members: list[Series], member: Series, named: Change, at:
     (p 0.0014 and 0.0007) but were not named. At 3-5 % noise label B's +6 % at night 22 moved each of its p95 members
     about p 0.02: with LABEL_VALUES_P at VALUES_P, 151 of seeds 1200-1399 met issue 21's bar (161 with it, 10 false
     changes more)."""
-    share = LABEL_VALUES_P if len({m.key["label"] for m in members}) == 1 else VALUES_P
+    share = LABEL_VALUES_P if _one_label(members) else VALUES_P
     if named.p_value > MEMBER_P * share:
         return False
     size = abs(named.change_pct)
