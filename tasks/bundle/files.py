@@ -57,13 +57,15 @@ def file_sha256(path: Path) -> str:
 
 @dataclass(frozen=True)
 class Fingerprint:
-    """What one pass over a raw file learns: its sha256, its text's size and physical lines (unpacked), and
-    the lines holding a reader's `marker` (None when more than MARKED_LINES did: then they are not known)."""
+    """What one pass over a raw file learns: its sha256, its text's size and physical lines (unpacked), the
+    lines holding a reader's `marker` (None when more than MARKED_LINES did: then they are not known), and
+    whether its text ends inside a line (`cut`: no newline after the last, as a writer stopped mid-line leaves it)."""
 
     sha256: str
     size: int
     lines: int
     marked: tuple[bytes, ...] | None = ()
+    cut: bool = False
 
 
 MARKED_LINES = 10_000
@@ -100,7 +102,8 @@ class _Text:
         if self.marker is not None and self.marked is not None:
             self._mark(self.partial, 0, None)
         marked = None if self.marked is None else tuple(self.marked)
-        return Fingerprint(sha256, self.size, self.lines + (self.last != b"\n"), marked)
+        cut = self.size > 0 and self.last != b"\n"
+        return Fingerprint(sha256, self.size, self.lines + cut, marked, cut)
 
     def _mark(self, text: bytes, start: int, stop: int | None) -> None:
         """Keep the lines of text[start:stop] (whole lines) that hold the marker."""

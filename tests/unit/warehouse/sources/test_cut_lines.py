@@ -15,6 +15,7 @@ import duckdb
 import pytest
 
 from tasks.warehouse.ingest import ingest_bundle
+from tasks.warehouse.reading import IngestError
 from tests.bundles import write_bundle
 
 QUIET = {"progress": lambda message: None}
@@ -129,3 +130,43 @@ def test_a_stray_quote_beside_a_cut_line_is_one_reject(tmp_path):
     assert (count, elapsed) == (600, float(sum(n % 90 for n in range(600))))
     assert (result.rows, result.rejected) == (600, 2)
     assert [line_no for line_no, _ in rejected] == [101, 302]
+
+
+PIDSTAT_HEADER = ("# Time        UID       PID    %usr %system  %guest   %wait    %CPU   CPU  minflt/s  majflt/s"
+                  "     VSZ     RSS   %MEM threads   fd-nr  Command")
+
+
+def _pidstat_cut_by_its_stop() -> list[str]:
+    """20 intervals of two JVMs as `pidstat -h -u -r -v` writes them, then the 21st cut after its first values, as a
+    sampler stopped mid-line leaves it (a demo-jmeter run's loadgen/pidstat-2.log ended so)."""
+    lines = ["Linux 6.18.44 (vm) \t2026-12-02 \t_x86_64_\t(2 CPU)", ""]
+    for second in range(20):
+        lines += [PIDSTAT_HEADER] + [f"14:00:{second:02d}        0     {pid}    2.00    1.00    0.00    0.00    3.00"
+                                     "     0     11.00      0.00 2831328  184808   0.75      26     168  java"
+                                     for pid in (15165, 16442)] + [""]
+    return lines + [PIDSTAT_HEADER, "14:00:20        0     15165    0.99"]
+
+
+def test_a_samplers_last_line_cut_by_its_stop_is_set_aside_not_held_against_the_limit(tmp_path):
+    lines = _pidstat_cut_by_its_stop()
+    samples = [line for line in lines if line[:2] == "14" and len(line.split()) == 17]  # the time, 16 values
+    source = {"kind": "pidstat", "host": "lg", "path": "pidstat.log"}
+    result, _, rejected = _ingest(tmp_path, "\n".join(lines), source)  # no newline after the last line
+    assert (result.rows, result.rejected) == (len(samples), 1) == (40, 1)  # 1 of 41: 2.4 %, over the 1 % allowed
+    assert [line_no for line_no, _ in rejected] == [len(lines)]
+    assert any(f"its last line (line {len(lines)}) ends without a newline" in note for note in result.notes)
+
+
+def test_a_whole_last_line_that_is_no_sample_still_counts_against_the_limit(tmp_path):
+    lines = _pidstat_cut_by_its_stop()
+    with pytest.raises(IngestError, match=rf"(?s)pidstat.log: 1 of 41 lines .* line {len(lines)}: expected 16 values"):
+        _ingest(tmp_path, "\n".join(lines) + "\n", {"kind": "pidstat", "host": "lg", "path": "pidstat.log"})
+
+
+def test_a_jtl_cut_mid_sample_by_a_killed_jmeter_loads_every_whole_sample(tmp_path):
+    lines = [JTL_HEADER] + [_jtl_line(n) for n in range(60)] + ['1764770020005,300,Lcut,500,"Internal Server']
+    source = {"kind": "jtl", "host": "lg", "path": "r.jtl"}
+    result, (count, elapsed), rejected = _ingest(tmp_path, "\n".join(lines), source)  # no newline after the last
+    assert (count, elapsed) == _expected_jtl(lines, {len(lines)}) == (60, float(sum(100 + n % 50 for n in range(60))))
+    assert (result.rows, result.rejected) == (60, 1)
+    assert [line_no for line_no, _ in rejected] == [len(lines)]
