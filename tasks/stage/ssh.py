@@ -38,6 +38,7 @@ from tasks.stage.transport import (
     CommandResult,
     CommandTimeout,
     Env,
+    ShortCopy,
     Transport,
     copy_resuming,
     display,
@@ -164,6 +165,9 @@ class SshTransport(SshConnection, Transport):
         def once() -> T:
             try:
                 return op(self._sftp_client())
+            except ShortCopy as exc:  # a read that met the end of a killed session's stream, not of the file
+                self._raise_if_lost(exc, started=True)
+                raise
             except (*_DROP_ERRORS, OSError) as exc:
                 # paramiko's "Socket is closed" is a bare OSError (no errno), as is a generic SFTP failure, which
                 # the liveness check then lets through; a status error with an errno (ENOENT, EACCES) is the file's

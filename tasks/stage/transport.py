@@ -55,6 +55,10 @@ class CommandTimeout(CommandError):
     """A command ran past its timeout and was killed."""
 
 
+class ShortCopy(TransportError):
+    """A copy ended before the file's size: the source shrank, or its connection closed as if at the end."""
+
+
 class ConnectionLost(TransportError):
     """The connection dropped; `retry_safe` says whether repeating the operation cannot do harm."""
 
@@ -174,7 +178,7 @@ def copy_resuming(size: int, open_source: Callable[[int], BinaryIO], local: Path
             dst.write(chunk)
             copied += len(chunk)
     if part.stat().st_size != size:
-        raise TransportError(f"short copy into {local}: {part.stat().st_size} of {size} bytes")
+        raise ShortCopy(f"short copy into {local}: {part.stat().st_size} of {size} bytes")
     part.replace(local)
     return copied
 
