@@ -50,6 +50,9 @@ class Bundle:
         self.root, self.run_id = root, run_id
         self.folder = root / "store" / run_id
         self.manifest = yaml.safe_load((self.folder / "run.yaml").read_text())
+        # a failed ingest leaves the run completed and its bundle kept (the flow says why on stdout): said once
+        # here, not as a missing table in every test
+        assert self.query("select count(*) from runs where run_id = $run") == [(1,)], f"{run_id} was not ingested"
 
     def windows(self) -> dict[int, tuple[datetime, datetime]]:
         return {it["index"]: (datetime.fromisoformat(it["start"]), datetime.fromisoformat(it["end"]))
