@@ -150,10 +150,12 @@ class _Reader:
         if cut:
             result.notes += (f"{source.path}: its last line (line {printed.lines:,}) ends without a newline, cut while "
                              "it was written: set aside, not counted against max_rejected_pct",)
-        if replace(result, rejected=result.rejected - cut).rejected_pct > source.max_rejected_pct:
+        judged = replace(result, rejected=result.rejected - cut)  # the share the limit is held against
+        if judged.rejected_pct > source.max_rejected_pct:
             raise IngestError(
-                f"{source.path}: {result.rejected} of {result.rows + result.rejected} lines "
-                f"({result.rejected_pct:.2f} %) could not be read, more than the {source.max_rejected_pct:g} % "
+                f"{source.path}: {judged.rejected} of {judged.rows + judged.rejected} lines "
+                f"({judged.rejected_pct:.2f} %{', its cut last line not counted' if cut else ''}) could not be read, "
+                f"more than the {source.max_rejected_pct:g} % "
                 f"allowed (set max_rejected_pct on {ctx.field} to accept it); first reasons:\n"
                 + _first_rejects(con, ctx.manifest.run_id, source.path)
             )

@@ -170,3 +170,10 @@ def test_a_jtl_cut_mid_sample_by_a_killed_jmeter_loads_every_whole_sample(tmp_pa
     assert (count, elapsed) == _expected_jtl(lines, {len(lines)}) == (60, float(sum(100 + n % 50 for n in range(60))))
     assert (result.rows, result.rejected) == (60, 1)
     assert [line_no for line_no, _ in rejected] == [len(lines)]
+
+
+def test_a_file_over_the_limit_without_its_cut_last_line_still_fails_and_says_so(tmp_path):
+    lines = _pidstat_cut_by_its_stop()
+    lines[3] = lines[3][:40]  # a whole sample line cut in the middle of the file: a line no sample can be read from
+    with pytest.raises(IngestError, match=r"pidstat.log: 1 of 40 lines \(2.50 %, its cut last line not counted\)"):
+        _ingest(tmp_path, "\n".join(lines), {"kind": "pidstat", "host": "lg", "path": "pidstat.log"})
