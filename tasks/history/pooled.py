@@ -70,6 +70,7 @@ CONSENSUS_MEMBERS = 3  # members whose own changes at one run move their group's
 CLUSTER_RUNS = 2  # ... whose own changes this close to one run where the group found none move together
 SUB_MEMBERS = 2  # members of one iteration that changed alone at one run: a bound of the group's segments
 AGREE_RUNS = 2  # a member the group names has its own best split this close to the group's run
+NEAR_RUNS = 2  # a group's values' shift this close to a run a sibling settled the same way moves there if it holds
 FOUND_RUNS = 2  # a shift of a group's values names members only when one found it alone this close to its run
 COMMON_SHARE = 0.5  # members with a change of their own at one run: a bound of the residuals' search inside segments
 INSIDE_P = 0.1  # x p_value: a residuals' shift inside the segments most members share (`_inside_common_segments`)
@@ -259,6 +260,7 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             shifts = sorted(shifts + (_split_within(columns, pooled, shifts, runs, group) if runs else []),
                             key=lambda c: c.index)
             shifts = placed(pooled, shifts, [int(i) for i in np.searchsorted(columns, sorted(runs))], group)
+            shifts = _toward_siblings(columns, pooled, shifts, runs | common, hints, group)
             shared = _shared_subgroup_runs(members, clean, (columns, pooled), shifts, runs, common, settings, group)
             runs -= {int(columns[c.index]) for c in shared}
             shifts = sorted(shifts + shared, key=lambda c: c.index)
@@ -280,7 +282,7 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             if not residual and alone is None:
                 continue  # no member found it alone: the residuals hold what no member was sure of, and had none here
             span, claimed = (first, at, last), taken - {at}
-            agree = not (residual and _one_label(members))
+            agree = not (residual and _one_label(members) and _sibling_settled(at, direction, hints))
             moves = {id(m): _member_change(m, values, span, direction, settings, agree) for m, values in zip(members, clean)}
             for member in members:
                 member.confirmed |= {c.index for c in member.changes if c.kind == "change" and c.change_pct is not None
@@ -479,6 +481,34 @@ def _shared_subgroup_runs(members: list[Series], clean: list[np.ndarray], group_
     return found
 
 
+def _toward_siblings(columns: np.ndarray, pooled: np.ndarray, shifts: list[Change], bounds: set[int],
+                     hints: set[tuple[int, float]], group: ChangeSettings) -> list[Change]:
+    """The group's values' shifts, each moved to a run a sibling settled (`hints`: run, direction) NEAR_RUNS runs from
+    it, the same way, with no other shift or bound (plan positions) between, when the group's series still steps there
+    (Student's p <= SIBLING_P, the group's least size, between its neighbouring shifts and bounds). One change of a
+    label's code moves its typical calls and its tail at one run, and the sibling placed it with less noise: seed 1225
+    at 3-5 % noise, label B's +6 % at night 22, settled there by its p50 group, split at 24 in its p95 values, where
+    the group named four members (4 false changes). A shift a run from the sibling's stays: either run is within the
+    scores' night, and the group's own fit names its members better (seed 1306: moved from 22 to 23, 4 items fewer)."""
+    runs = [int(columns[c.index]) for c in shifts]
+    moved = []
+    for i, shift in enumerate(shifts):
+        others = sorted(bounds | set(runs[:i] + runs[i + 1:]))
+        near = sorted(run for run, sign in hints if abs(run - runs[i]) == NEAR_RUNS and shift.change_pct is not None
+                      and sign == np.sign(shift.change_pct)
+                      and not any(min(run, runs[i]) <= other <= max(run, runs[i]) for other in others))
+        for run in near:
+            first = max([int(columns[0]), *(other for other in others if other < run)])
+            last = min([int(columns[-1]), *(other - 1 for other in others if other > run)])
+            change = _change_at_run(columns, pooled, first, run, last, group)
+            if (change is not None and np.sign(change.change_pct) == np.sign(shift.change_pct)
+                    and change.p_value <= SIBLING_P and abs(change.change_pct) >= group.min_change_pct):
+                shift = change
+                break
+        moved.append(shift)
+    return sorted(moved, key=lambda c: c.index)
+
+
 def _change_at_run(columns: np.ndarray, pooled: np.ndarray, first: int, at: int, last: int,
                    settings: ChangeSettings) -> Change | None:
     """A group's series' change at plan position `at`, its sides first..at-1 and at..last (`changepoints.change_at`);
@@ -659,11 +689,14 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
     the members that did not: the member then keeps its own run, and the group names a member without one only where
     the member's own values split best (up to AGREE_RUNS away), not at the run where the group's other members, or a
     shift of the member at another run, put the group's change. Not so (`agree` false) for a shift a label's group
-    found in its residuals: every member of a label moves with its code, and the residuals' shift is what no member
-    was sure of alone, so a member's best split over a long segment is its noise's (seed 1200 at 3-5 % noise: label
-    B's +6 % at night 22, client iteration 2 +4.2 % there, p 0.026, its best split at night 4; seeds 1200-1399: 90
-    items more, no false change more). The change found on the corrected `values` is reported at the sizes of the
-    member's own values (`member.clean`), and dropped if those moved the other way."""
+    found in its residuals within a run of one a sibling group settled (`_sibling_settled`): every member of a label
+    moves with its code, the residuals' shift is what no member was sure of alone, and with the sibling's the run is
+    known twice over, so a member's best split over a long segment is its noise's (seed 1200 at 3-5 % noise: label B's
+    +6 % at night 22, settled there by its p50 group; client iteration 2's p95 +4.2 % at the residuals' run, p 0.026,
+    its best split at night 4). Without a sibling's run, a residuals' shift placed nights off names every member there
+    (seed 1407: label B's p50 at night 27 for its +6 % at 22, 8 false changes). The change found on the corrected
+    `values` is reported at the sizes of the member's own values (`member.clean`), and dropped if those moved the other
+    way."""
     first, at, last = span
     own = [(int(member.positions[c.index]), c) for c in member.changes if c.kind == "change"]
     if direction is None or any(pos == at for pos, _ in own):

@@ -520,6 +520,28 @@ def test_a_run_where_one_iteration_changed_alone_is_the_groups_shift_when_the_ot
     assert _label_b_p95_near_22(1201) == (130, 0, [])
 
 
+def test_a_groups_values_shift_two_runs_from_its_siblings_run_moves_there(monkeypatch):
+    """Seed 1315 at 3-5 % noise: label B's +6 % at night 22, settled there by its p50 group; its p95 group's values
+    split at 24, where it named server iteration 2 and client iteration 3: 2 false changes. Moved to the sibling's run,
+    where the group's series still steps (`_toward_siblings`), the shift names none of them there; 132 of 152 items
+    found either way."""
+    from tasks.history import pooled
+
+    history = sixty_nights(1315, (0.03, 0.05))
+    label_b = {series_id(s.key) for s in history.series if s.key["plan_id"] == "A" and s.key["label"] == "B"
+               and s.key["metric"] == "p95_ms"}
+    assert all(abs(history.moves[key][22] - 0.06) < 1e-9 for key in label_b)
+
+    def scored() -> tuple[int, list[tuple]]:
+        result = score(history, detect_history(history))
+        return result.found, result.false
+
+    assert scored() == (132, [])
+    monkeypatch.setattr(pooled, "_toward_siblings", lambda columns, values, shifts, *rest: shifts)
+    assert scored() == (132, [(("A", "server", "(all)", 2, "B", "p95_ms"), 24),
+                              (("A", "client", "(all)", 3, "B", "p95_ms"), 24)])
+
+
 def test_a_residuals_shift_needs_the_values_before_the_shared_noise_is_divided_out():
     """Seed 1234, plan B: label B's residuals of client iteration 1 rise at night 55 once the shared noise is divided
     out (the median of a side that iterations 3 and 4's capacity shift moved); their values do not, and nothing of
