@@ -283,7 +283,8 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
                 continue  # no member found it alone: the residuals hold what no member was sure of, and had none here
             span, claimed = (first, at, last), taken - {at}
             agree = not (residual and _one_label(members) and _sibling_settled(at, direction, hints))
-            moves = {id(m): _member_change(m, values, span, direction, settings, agree) for m, values in zip(members, clean)}
+            moves = {id(m): _member_change(m, values, span, direction, settings, agree)
+                     for m, values in zip(members, clean)}
             for member in members:
                 member.confirmed |= {c.index for c in member.changes if c.kind == "change" and c.change_pct is not None
                                      and int(member.positions[c.index]) == at and np.sign(c.change_pct) == direction}
@@ -721,7 +722,8 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
     p = student_p(left, right)
     if np.sign(pct) != direction or abs(pct) < settings.min_change_pct * POOLED_SIZE or p > MEMBER_P:
         return None
-    if moved is None and agree and abs(_best_split(member.positions[ok], values[ok], first, last, pct) - at) > AGREE_RUNS:
+    best = _best_split(member.positions[ok], values[ok], first, last, pct) if moved is None and agree else at
+    if abs(best - at) > AGREE_RUNS:
         return None
     # its size as measured (the sizes reported are the series' own, not those of the values the shared noise left)
     low, high = float(np.median(member.clean[left_mask])), float(np.median(member.clean[right_mask]))
