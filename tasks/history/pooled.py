@@ -42,6 +42,7 @@ from a shift one of its groups claimed, the same way, is retested with the group
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import replace
 
 import numpy as np
@@ -355,9 +356,7 @@ def _siblings_runs(columns: np.ndarray, pooled: np.ndarray, shifts: list[Change]
     for at, direction in sorted(hints):
         if any(abs(at - run) <= 1 for run in [*taken, *(int(columns[c.index]) for c in found)]):
             continue
-        first = max([int(columns[0]), *(run for run in taken if run < at)])
-        last = min([int(columns[-1]), *(run - 1 for run in taken if run > at)])
-        change = _change_at_run(columns, pooled, first, at, last, group)
+        change = _change_at_run(columns, pooled, at, taken, group)
         if (change is not None and np.sign(change.change_pct) == direction
                 and change.p_value <= SIBLING_P and abs(change.change_pct) >= group.min_change_pct):
             found.append(change)
@@ -470,11 +469,8 @@ def _shared_subgroup_runs(members: list[Series], clean: list[np.ndarray], group_
         rest = [(m, values) for m, values in zip(members, clean) if m.key["iteration"] not in {i for _, i in near}]
         if len(rest) < 2 or len({sign for sign, _ in near}) != 1:
             continue
-        first = max([int(columns[0]), *(run for run in taken if run < at)])
-        last = min([int(columns[-1]), *(run - 1 for run in taken if run > at)])
-        theirs = _change_at_run(*_pooled([m for m, _ in rest], [v for _, v in rest], settings, False), first, at, last,
-                                group)
-        change = _change_at_run(columns, pooled, first, at, last, group)
+        theirs = _change_at_run(*_pooled([m for m, _ in rest], [v for _, v in rest], settings, False), at, taken, group)
+        change = _change_at_run(columns, pooled, at, taken, group)
         if (theirs is not None and change is not None and np.sign(theirs.change_pct) == near[0][0]
                 and np.sign(change.change_pct) == near[0][0] and theirs.p_value <= SIBLING_P
                 and abs(theirs.change_pct) >= group.min_change_pct):
@@ -499,9 +495,7 @@ def _toward_siblings(columns: np.ndarray, pooled: np.ndarray, shifts: list[Chang
                       and sign == np.sign(shift.change_pct)
                       and not any(min(run, runs[i]) <= other <= max(run, runs[i]) for other in others))
         for run in near:
-            first = max([int(columns[0]), *(other for other in others if other < run)])
-            last = min([int(columns[-1]), *(other - 1 for other in others if other > run)])
-            change = _change_at_run(columns, pooled, first, run, last, group)
+            change = _change_at_run(columns, pooled, run, others, group)
             if (change is not None and np.sign(change.change_pct) == np.sign(shift.change_pct)
                     and change.p_value <= SIBLING_P and abs(change.change_pct) >= group.min_change_pct):
                 shift = change
@@ -510,10 +504,13 @@ def _toward_siblings(columns: np.ndarray, pooled: np.ndarray, shifts: list[Chang
     return sorted(moved, key=lambda c: c.index)
 
 
-def _change_at_run(columns: np.ndarray, pooled: np.ndarray, first: int, at: int, last: int,
+def _change_at_run(columns: np.ndarray, pooled: np.ndarray, at: int, bounds: Iterable[int],
                    settings: ChangeSettings) -> Change | None:
-    """A group's series' change at plan position `at`, its sides first..at-1 and at..last (`changepoints.change_at`);
-    None when a side is empty or it is no size (from a level of 0)."""
+    """A group's series' change at plan position `at`, each side reaching to the nearest of `bounds` (plan positions:
+    the group's shifts, the runs that bound its segments) or the series' end (`changepoints.change_at`); None when a
+    side is empty or it is no size (from a level of 0)."""
+    first = max([int(columns[0]), *(run for run in bounds if run < at)])
+    last = min([int(columns[-1]), *(run - 1 for run in bounds if run > at)])
     start, split, stop = (int(i) for i in np.searchsorted(columns, [first, at, last]))
     change = change_at(pooled, None, start, split, stop, settings)
     return change if change is not None and change.change_pct is not None else None
