@@ -356,9 +356,8 @@ def _siblings_runs(columns: np.ndarray, pooled: np.ndarray, shifts: list[Change]
     for at, direction in sorted(hints):
         if any(abs(at - run) <= 1 for run in [*taken, *(int(columns[c.index]) for c in found)]):
             continue
-        change = _change_at_run(columns, pooled, at, taken, group)
-        if (change is not None and np.sign(change.change_pct) == direction
-                and change.p_value <= SIBLING_P and abs(change.change_pct) >= group.min_change_pct):
+        change = _steps_at(columns, pooled, at, taken, direction, group)
+        if change is not None:
             found.append(change)
     return found
 
@@ -469,11 +468,11 @@ def _shared_subgroup_runs(members: list[Series], clean: list[np.ndarray], group_
         rest = [(m, values) for m, values in zip(members, clean) if m.key["iteration"] not in {i for _, i in near}]
         if len(rest) < 2 or len({sign for sign, _ in near}) != 1:
             continue
-        theirs = _change_at_run(*_pooled([m for m, _ in rest], [v for _, v in rest], settings, False), at, taken, group)
+        direction = near[0][0]
+        theirs = _steps_at(*_pooled([m for m, _ in rest], [v for _, v in rest], settings, False), at, taken, direction,
+                           group)
         change = _change_at_run(columns, pooled, at, taken, group)
-        if (theirs is not None and change is not None and np.sign(theirs.change_pct) == near[0][0]
-                and np.sign(change.change_pct) == near[0][0] and theirs.p_value <= SIBLING_P
-                and abs(theirs.change_pct) >= group.min_change_pct):
+        if theirs is not None and change is not None and np.sign(change.change_pct) == direction:
             found.append(change)
     return found
 
@@ -495,13 +494,23 @@ def _toward_siblings(columns: np.ndarray, pooled: np.ndarray, shifts: list[Chang
                       and sign == np.sign(shift.change_pct)
                       and not any(min(run, runs[i]) <= other <= max(run, runs[i]) for other in others))
         for run in near:
-            change = _change_at_run(columns, pooled, run, others, group)
-            if (change is not None and np.sign(change.change_pct) == np.sign(shift.change_pct)
-                    and change.p_value <= SIBLING_P and abs(change.change_pct) >= group.min_change_pct):
+            change = _steps_at(columns, pooled, run, others, float(np.sign(shift.change_pct)), group)
+            if change is not None:
                 shift = change
                 break
         moved.append(shift)
     return sorted(moved, key=lambda c: c.index)
+
+
+def _steps_at(columns: np.ndarray, pooled: np.ndarray, at: int, bounds: Iterable[int], direction: float,
+              group: ChangeSettings) -> Change | None:
+    """The group's series' change at a run other evidence gave (`_change_at_run`) when it steps there the way
+    `direction` says, at Student's p <= SIBLING_P and the group's least size; else None."""
+    change = _change_at_run(columns, pooled, at, bounds, group)
+    if (change is not None and np.sign(change.change_pct) == direction and change.p_value <= SIBLING_P
+            and abs(change.change_pct) >= group.min_change_pct):
+        return change
+    return None
 
 
 def _change_at_run(columns: np.ndarray, pooled: np.ndarray, at: int, bounds: Iterable[int],
