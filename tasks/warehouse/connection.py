@@ -13,7 +13,7 @@ import fcntl
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
@@ -261,17 +261,23 @@ def _marts(order: list[Model], views: bool) -> list[str]:
     return [model.name for model in order if model.layer == "marts" and (model.header.materialized == "view") == views]
 
 
-def _build_run_marts(con: duckdb.DuckDBPyConnection, order: list[Model], run_id: str) -> None:
+def _build_run_marts(con: duckdb.DuckDBPyConnection, order: list[Model], run_id: str,
+                     then: Callable[[], None] | None = None) -> None:
     tables = warehouse_tables(con)
     for model in order:
         build_model(con, model.name, {"run_id": run_id}, tables)
+    if then is not None:
+        then()
     for model in order:
         if model.is_temporary:
             drop_model(con, model.name)
 
 
-def refresh_marts(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+def refresh_marts(con: duckdb.DuckDBPyConnection, run_id: str, then: Callable[[], None] | None = None) -> None:
     """Rebuild the mart rows of one run from the models in `sql/marts/` (and the intermediates they read).
+
+    `then` runs once that run's marts are built, while the intermediates they read are still there (the
+    ingest's run totals read int_request_counts, dropped after).
 
     Marts are derived data: when a model's columns changed since the warehouse was made, every mart
     table is dropped and rebuilt for every run, so old runs never keep a stale shape.
@@ -281,12 +287,12 @@ def refresh_marts(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
     models_fingerprint = fingerprint(order)
     stored = con.execute("select value from warehouse_meta where key = 'marts_fingerprint'").fetchone()
     if stored and stored[0] == models_fingerprint:
-        _build_run_marts(con, order, run_id)
+        _build_run_marts(con, order, run_id, then)
         return
     for mart in _marts(order, views=False):
         con.execute(f"drop table if exists {mart}")
     for (each_run,) in con.execute("select run_id from runs order by started_at").fetchall():
-        _build_run_marts(con, order, each_run)
+        _build_run_marts(con, order, each_run, then if each_run == run_id else None)
     con.execute("delete from warehouse_meta where key = 'marts_fingerprint'")
     con.execute("insert into warehouse_meta values ('marts_fingerprint', $value)", {"value": models_fingerprint})
 

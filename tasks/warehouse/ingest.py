@@ -202,8 +202,7 @@ def ingest_bundle(
                     _one_thread_when_small(con, report.sources)
                     place_by_corrected_clocks(con, manifest, progress)  # before the marts: skewed hosts re-placed
                     progress("building marts")
-                    refresh_marts(con, manifest.run_id)
-                    _finish_run(con, report)
+                    refresh_marts(con, manifest.run_id, then=lambda: _finish_run(con, report))
             except duckdb.Error as exc:  # an operator that cannot spill, no disk to spill to, or a commit short of memory
                 if not _out_of_memory(exc):
                     raise
