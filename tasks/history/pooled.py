@@ -278,13 +278,13 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             direction = None if shift.change_pct is None else float(np.sign(shift.change_pct))
             if direction is not None:
                 claims.add((at, direction))
-            alone = _moved_alone(members, at, shift)
-            if not residual and alone is None and _sibling_settled(at, direction, hints):
+            alone, settled = _moved_alone(members, at, shift), _sibling_settled(at, direction, hints)
+            if not residual and alone is None and settled:
                 alone = abs(shift.change_pct)
             if not residual and alone is None:
                 continue  # no member found it alone: the residuals hold what no member was sure of, and had none here
             span, claimed = (first, at, last), taken - {at}
-            agree = not (residual and _one_label(members) and _sibling_settled(at, direction, hints))
+            agree = not (residual and _one_label(members) and settled)
             moves = {id(m): _member_change(m, values, span, direction, settings, agree)
                      for m, values in zip(members, clean)}
             for member in members:
@@ -298,9 +298,8 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
                     continue  # its own change is the group's at a run it claimed before
                 if moved is not None and not _others_moved(members, clean, member, span, named, settings, residual):
                     continue  # the member's own shift is most of the group's: its own run is no worse
-                if residual or moved is not None or _named_from_values(
-                        members, member, named, (at, _sibling_settled(at, direction, hints)), moves, alone, shift,
-                        settings):
+                if residual or moved is not None or _named_from_values(members, member, named, at, settled, moves,
+                                                                      alone, shift, settings):
                     found.append((member, named, moved))
         if not residual:
             settled = [shift for shift in shifts if not shift.pending]  # a pending shift names none: no bound either
@@ -611,11 +610,11 @@ def _moved_alone(members: list[Series], at: int, shift: Change) -> float | None:
     return float(np.median([size for _, size in found]))
 
 
-def _named_from_values(members: list[Series], member: Series, named: Change, run: tuple[int, bool],
+def _named_from_values(members: list[Series], member: Series, named: Change, at: int, settled: bool,
                        moves: dict[int, tuple[Change, Change | None] | None], alone: float, shift: Change,
                        settings: ChangeSettings) -> bool:
-    """Whether a shift of the group's values at `run` (its plan position, and whether a sibling group settled a shift
-    of its direction there: `_sibling_settled`) names a member with no change of its own near it: at p <= MEMBER_P x
+    """Whether a shift of the group's values at plan position `at` (`settled`: a sibling group settled a shift of its
+    direction there, `_sibling_settled`) names a member with no change of its own near it: at p <= MEMBER_P x
     VALUES_P (x LABEL_VALUES_P in a label's group: one code change moves all its members, where an iteration's labels
     need not move together; x SETTLED_VALUES_P there at a run a sibling settled, where two groups of the label placed
     its shift), moved at least MOVE_SHARE of what the members that found the shift alone moved
@@ -628,7 +627,6 @@ def _named_from_values(members: list[Series], member: Series, named: Change, run
     about p 0.02: with LABEL_VALUES_P at VALUES_P, 151 of seeds 1200-1399 met issue 21's bar (161 with it, 10 false
     changes more). Where its p50 group had settled the same run, SETTLED_VALUES_P at 1 against LABEL_VALUES_P found
     27,403 items against 27,227 on those seeds, 129 false changes against 126, 171 meeting the bar against 168."""
-    at, settled = run
     share = (SETTLED_VALUES_P if settled else LABEL_VALUES_P) if _one_label(members) else VALUES_P
     if named.p_value > MEMBER_P * share:
         return False
