@@ -264,8 +264,9 @@ def _marts(order: list[Model], views: bool) -> list[str]:
 def _build_run_marts(con: duckdb.DuckDBPyConnection, order: list[Model], run_id: str,
                      then: Callable[[], None] | None = None) -> None:
     tables = warehouse_tables(con)
+    params = {"run_id": run_id}
     for model in order:
-        build_model(con, model.name, {"run_id": run_id}, tables)
+        params |= build_model(con, model.name, params, tables)
     if then is not None:
         then()
     for model in order:
