@@ -1,6 +1,7 @@
 """The model runner: every SQL model in `sql/` declares itself in its header (model_header.py); this builds it.
 
-A model is one bare `select` in `sql/<layer>/<name>.sql` that makes the object `<name>`. Where it lives
+A model is one bare `select` in `sql/<layer>/<name>.sql` that makes the object `<name>` (a `parameters` model
+makes none: its row is bound in the models built after it, model_header.py). Where it lives
 follows from its layer: `staging/` and `intermediate/` make temporary views and tables of the connection
 (one source's rows, one run's statistics), `base/` appends to the base tables `sql/schema/` creates,
 `marts/` makes the public views and tables of the warehouse. The order of a build is derived from the
