@@ -27,7 +27,10 @@
 -- tells a log cut half way through a doubling ramp from the next steps of the client). No trailing
 -- margin: a log that stops early must not be pulled towards client traffic it never saw.
 -- Where several fine offsets fit equally well, skew_s is their middle and uncertainty_s their
--- half-width. With tens of requests per second this finds a 30 s skew to within 10 ms
+-- half-width. as_written_mismatch is the fit at lag 0 (the clocks as written): a host is corrected only
+-- when the best shift at least halves it ($max_fit_ratio). With a few requests a second the per-second
+-- counts fit nearly as well a second or two off by chance (a 12 s soak at 2.5 requests/s on one machine:
+-- 0.28 at 2.12 s against 0.32 as written), and moving rows on such evidence would misplace them. With tens of requests per second this finds a 30 s skew to within 10 ms
 -- (tests/unit/warehouse/test_clock_skew.py). skew_s includes the one-way network delay from client to server.
 
 -- The run's span widened by the search range, in epoch microseconds: timestamptz +- interval goes
@@ -221,6 +224,10 @@ coarse_fit as (
     group by all
 ),
 
+as_written as (
+    select host, mismatch from coarse_fit where lag_s = 0
+),
+
 best_lag as (
     select host, arg_min(lag_s, mismatch) as lag_s from coarse_fit group by host
 ),
@@ -298,11 +305,16 @@ final as (
         case when best_fit.host is not null then 'request_count_alignment' end as method,
         best_fit.uncertainty_s,
         round(best_fit.mismatch_share, 4) as mismatch_share,
+        case when best_fit.host is not null then round(coalesce(as_written.mismatch, 1), 4) end
+            as as_written_mismatch,
         server_hosts.requests as server_requests,
         (select requests from reference) as reference_requests,
         $threshold_s::double as threshold_s,
         coalesce(
-            abs(best_fit.skew_s) > $threshold_s and best_fit.mismatch_share <= $max_mismatch_share, false
+            abs(best_fit.skew_s) > $threshold_s
+            and best_fit.mismatch_share <= $max_mismatch_share
+            and best_fit.mismatch_share < $max_fit_ratio * coalesce(as_written.mismatch, 1),
+            false
         ) as is_corrected,
         0::bigint as requests_replaced,
         0::bigint as samples_replaced,
@@ -312,12 +324,16 @@ final as (
             when best_fit.mismatch_share > $max_mismatch_share then format(
                 'the two sides share too few requests to trust the estimate (mismatch {:.2f} > {:g}); '
                 || 'times kept as written', best_fit.mismatch_share, $max_mismatch_share)
-            when abs(best_fit.skew_s) > $threshold_s then format(
-                'more than {:g} s off: rows placed in iterations by written time - skew_s', $threshold_s)
-            else format('within {:g} s: times kept as written', $threshold_s)
+            when abs(best_fit.skew_s) <= $threshold_s then format('within {:g} s: times kept as written', $threshold_s)
+            when best_fit.mismatch_share >= $max_fit_ratio * coalesce(as_written.mismatch, 1) then format(
+                'the best shift fits little better than the clocks as written (mismatch {:.2f} against {:.2f}; '
+                || 'at most {:g} of it needed): times kept as written',
+                best_fit.mismatch_share, coalesce(as_written.mismatch, 1), $max_fit_ratio)
+            else format('more than {:g} s off: rows placed in iterations by written time - skew_s', $threshold_s)
         end as note
     from server_hosts
     left join best_fit using (host)
+    left join as_written using (host)
 )
 
 select * from final

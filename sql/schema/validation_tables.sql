@@ -21,6 +21,8 @@ create table if not exists clock_skew (
     samples_replaced bigint,
     note varchar
 );
+-- The fit of the clocks as written (lag 0), beside the best shift's mismatch_share: the evidence for a correction.
+alter table clock_skew add column if not exists as_written_mismatch double;
 
 -- One row per expectation evaluated on a run (tasks/validate/run.py, suites in expectations/). Replaced when
 -- the run is validated again.

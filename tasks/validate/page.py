@@ -89,8 +89,8 @@ def render_validation_page(con: duckdb.DuckDBPyConnection, run_id: str) -> str:
         "from expectation_results where run_id = $run_id order by suite, expectation", params
     ).fetchall()
     clocks = con.execute(
-        "select host, reference_host, skew_s, uncertainty_s, mismatch_share, is_corrected, requests_replaced, "
-        "samples_replaced, note from clock_skew where run_id = $run_id order by host", params
+        "select host, reference_host, skew_s, uncertainty_s, mismatch_share, as_written_mismatch, is_corrected, "
+        "requests_replaced, samples_replaced, note from clock_skew where run_id = $run_id order by host", params
     ).fetchall()
     word = "passes" if success else "FAILS"
     summary = f"{evaluated} expectations evaluated, {len(failed)} failed, {len(warned)} warnings"
@@ -110,8 +110,8 @@ def render_validation_page(con: duckdb.DuckDBPyConnection, run_id: str) -> str:
     if clocks:
         parts.append("<p class=\"muted\">Positive skew: the host's clock is ahead of the reference. A corrected host's "
                      "rows are placed in iterations by written time - skew; their times stay as written.</p>")
-        parts.append(_table(["host", "reference", "skew_s", "uncertainty_s", "mismatch_share", "corrected",
-                             "requests moved", "samples moved", "note"], clocks))
+        parts.append(_table(["host", "reference", "skew_s", "uncertainty_s", "mismatch_share", "as written",
+                             "corrected", "requests moved", "samples moved", "note"], clocks))
     else:
         parts.append("<p>No server-side requests: no clock to compare.</p>")
     by_suite: dict[str, list[tuple]] = {}

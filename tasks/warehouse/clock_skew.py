@@ -22,6 +22,7 @@ from tasks.warehouse.models import build_model, drop_model
 from tasks.warehouse.sources.base import publish_load_context
 
 MAX_MISMATCH_SHARE = 0.5  # above it the two sides do not log the same traffic: the estimate is not used
+MAX_FIT_RATIO = 0.5  # the best shift's mismatch must be under this share of the clocks' as written to move rows
 MIN_REQUESTS = 20  # per side, near the run
 LEAD_S = 60  # seconds before a host's first request compared too (it logged nothing there)
 
@@ -46,6 +47,7 @@ def skew_parameters(manifest: Manifest) -> dict[str, object]:
         "threshold_s": float(manifest.thresholds.get("clock_skew_max_s", THRESHOLDS["clock_skew_max_s"])),
         "max_lag_s": int(manifest.thresholds.get("clock_skew_search_s", THRESHOLDS["clock_skew_search_s"])),
         "max_mismatch_share": MAX_MISMATCH_SHARE,
+        "max_fit_ratio": MAX_FIT_RATIO,
         "min_requests": MIN_REQUESTS,
         "lead_s": LEAD_S,
     }

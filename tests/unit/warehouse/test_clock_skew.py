@@ -10,6 +10,7 @@ import shutil
 from datetime import datetime, timedelta, timezone
 
 import duckdb
+import numpy as np
 import pytest
 
 from tasks.warehouse.ingest import ingest_bundle
@@ -123,6 +124,40 @@ def test_a_client_log_missing_its_last_iteration_does_not_shift_the_servers(tmp_
         _, skew, corrected, moved, _, _ = _skews(warehouse)[host]
         assert abs(skew) <= 0.02 and (corrected, moved) == (False, 0)
         assert _server_calls(warehouse, host) == {i: truth[(host, i)] for i in (1, 2, 3)}
+
+
+def _mismatch_as_written(requests, host, lead_s=60):
+    """The lag-0 fit of clock_skew.sql, from the plan: total variation between the host's per-second shares
+    and the client's over the host's span less its first second (plus lead_s before it, less its last), plus
+    the share of the host's requests the client did not send in that span."""
+    server = np.floor([r.t + runs.LATENCY_S for r in requests if r.host == host]).astype(int)
+    client = np.floor([r.t for r in requests]).astype(int)
+    seconds = [s for s in range(server.min() - lead_s, server.max()) if s != server.min()]
+    server_counts = np.array([(server == s).sum() for s in seconds])
+    client_counts = np.array([(client == s).sum() for s in seconds])
+    in_span = client_counts[np.array(seconds) > server.min()].sum()
+    spread = 0.5 * np.abs(server_counts / server_counts.sum() - client_counts / client_counts.sum()).sum()
+    return spread + max(0.0, 1 - in_span / server_counts.sum())
+
+
+def test_sparse_traffic_that_fits_a_shift_little_better_keeps_times_as_written(tmp_path):
+    """2.5 requests a second in all (a soak on one machine): per-second counts this small fit a shift of many
+    seconds about as well as the clocks as written, by chance. The true skew is 0; nothing may move."""
+    rng = np.random.default_rng(10)  # a draw whose best shift for app1 is 14 s off (found by search)
+    requests = [r for r in runs.plan() if rng.uniform() < 2.5 / runs.RATES[r.iteration]]
+    logs = {host: runs.access_log(requests, host) for host in runs.HOSTS}
+    bundle = runs.write_run(tmp_path / "b", "sparse", logs=logs, files={"loadgen/k6.json": runs.k6_json(requests)})
+    warehouse = _ingest(bundle, tmp_path)
+    skew, best, as_written, corrected, moved, note = _rows(
+        warehouse, "select skew_s, mismatch_share, as_written_mismatch, is_corrected, requests_replaced, note "
+                   "from clock_skew where host = 'app1'")[0]
+    assert abs(skew) > 2  # the search's best shift: past the threshold, so only the evidence test keeps it
+    assert as_written == pytest.approx(_mismatch_as_written(requests, "app1"), abs=1e-4)
+    assert 0.5 * as_written <= best < as_written
+    assert (corrected, moved) == (False, 0)
+    assert note.startswith("the best shift fits little better than the clocks as written")
+    truth = runs.true_calls(requests)
+    assert _server_calls(warehouse, "app1") == {i: truth[("app1", i)] for i in runs.RATES}
 
 
 def _shift_access_log(path, seconds):
