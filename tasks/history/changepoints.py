@@ -40,6 +40,7 @@ from tasks.history.edivisive import bisect
 from tasks.history.significance import count_p, student_p, successive_overdispersion
 
 NEIGHBOURS = 3  # points on each side that an outlier is compared with
+PLACE_CHI2 = 3.84  # a step at one run fits significantly better than at another (chi-square, 1 df, 5 %): `fits_as_well`
 PLACE_RUNS = 3  # a change is moved to the best split of its two segments up to this many runs away
 SEARCH_ROUNDS = 3  # rounds of placing the changes and looking again inside their segments
 OUTLIER_NOISE = 6.0  # an outlier is this many times the series' noise away from both sides
@@ -319,6 +320,25 @@ def change_at(values: Sequence[float], calls: Sequence[float] | None, first: int
     if not start < at < stop:
         return None
     return replace(_change(points, start, at, stop, settings), index=int(kept[at]))
+
+
+def fits_as_well(values: Sequence[float], calls: Sequence[float] | None, first: int, split: int, own: int, last: int,
+                 settings: ChangeSettings) -> bool:
+    """Whether a step at index `split` fits values[first..last] (outliers left out) about as well as one at `own`:
+    the fit a step at `own` gains over one at `split` (`_split_fit`: squares taken off over the noise left after the
+    step at `own`, for a rate twice the log-likelihood) is under PLACE_CHI2, the 5 % point of chi-square with one
+    degree of freedom."""
+    kept, points = _without_outliers(values, settings, calls)
+    start, stop = (int(i) for i in np.searchsorted(kept, [first, last + 1]))
+    k = np.searchsorted(kept, [split, own]) - start
+    if not (0 < k.min() and k.max() < stop - start):
+        return False
+    fit = _split_fit(points, start, stop, k)
+    if points.calls is None:
+        x = points.values[start:stop]
+        noise = (np.sum((x - x.mean()) ** 2) - fit[1]) / (x.size - 2)
+        return bool(noise > 0 and (fit[1] - fit[0]) / noise < PLACE_CHI2)
+    return bool(2 * (fit[1] - fit[0]) < PLACE_CHI2)
 
 
 def placed(values: Sequence[float], changes: list[Change], fixed: list[int],

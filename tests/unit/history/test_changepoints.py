@@ -413,3 +413,24 @@ def test_placed_moves_an_unplaced_change_to_where_its_segments_fit_best_and_test
     assert placed(values, [replace(given, index=17)], [17], ChangeSettings()) == [replace(given, index=17)]
     turned = replace(given, change_pct=-5.0)
     assert placed(values, [turned], [], ChangeSettings()) == [turned]
+
+
+def test_fits_as_well_is_the_chi_square_of_the_squares_one_split_takes_off_beyond_the_other():
+    """A step of 6 over noise 5 at index 10 of 30 points: a step at 13 fits about as well (under chi-square's 5 % point,
+    3.84, of the gain over the noise left), at 4 it does not; the statistic computed here with numpy from the sums of
+    squares of the two splits."""
+    from tasks.history.changepoints import PLACE_CHI2, fits_as_well
+
+    rng = np.random.default_rng(3)
+    values = 100 + np.where(np.arange(30) >= 10, 6.0, 0.0) + 5 * rng.standard_normal(30)
+
+    def sse(split: int) -> float:
+        return float(((values[:split] - values[:split].mean()) ** 2).sum()
+                     + ((values[split:] - values[split:].mean()) ** 2).sum())
+
+    statistic = {split: (sse(split) - sse(10)) / (sse(10) / 28) for split in (4, 13)}
+    assert statistic[13] < PLACE_CHI2 < statistic[4]
+    settings = ChangeSettings()
+    assert fits_as_well(values, None, 0, 13, 10, 29, settings) is True
+    assert fits_as_well(values, None, 0, 4, 10, 29, settings) is False
+    assert fits_as_well(values, None, 0, 0, 10, 29, settings) is False  # no step at the first point
