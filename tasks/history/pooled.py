@@ -129,8 +129,8 @@ def _toward_claims(s: Series, by: dict[tuple[int, int], str], settings: ChangeSe
     them and its values do not fit a step at its own run significantly better (`changepoints.fits_as_well`) and the
     change still passes at the group's run. At 3-5 % noise one series places a 6 % shift several runs off by chance,
     where its group, reading 8 series, placed it right (`bench/history_sixty.py --noise 0.03 0.05`, seeds 1200-1599:
-    false change points 293 -> 276, histories that meet issue 21's bar 325 -> 329 of 400; default noise, seeds 10-409:
-    63 -> 60 and 391 -> 392)."""
+    false change points 293 -> 276, histories that meet issue 21's bar 325 -> 329 of 400; default noise, seeds 1200-1399
+    and 2400-2799: 94 -> 85 and 590 -> 591 of 600)."""
     runs = {id(c): int(s.positions[c.index]) for c in s.changes if c.kind == "change"}
     for change in [c for c in s.changes if c.kind == "change" and c.change_pct is not None]:
         if by[id(s), change.index] != "series" or change.index in s.confirmed:
