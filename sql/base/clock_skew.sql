@@ -27,11 +27,13 @@
 -- tells a log cut half way through a doubling ramp from the next steps of the client). No trailing
 -- margin: a log that stops early must not be pulled towards client traffic it never saw.
 -- Where several fine offsets fit equally well, skew_s is their middle and uncertainty_s their
--- half-width. as_written_mismatch is the fit at lag 0 (the clocks as written): a host is corrected only
--- when the best shift at least halves it ($max_fit_ratio). With a few requests a second the per-second
--- counts fit nearly as well a second or two off by chance (a 12 s soak at 2.5 requests/s on one machine:
--- 0.28 at 2.12 s against 0.32 as written), and moving rows on such evidence would misplace them. With tens of requests per second this finds a 30 s skew to within 10 ms
+-- half-width. With tens of requests per second this finds a 30 s skew to within 10 ms
 -- (tests/unit/warehouse/test_clock_skew.py). skew_s includes the one-way network delay from client to server.
+-- as_written_mismatch is the fit at lag 0 (the clocks as written): a host is corrected only when the best
+-- shift's mismatch is under $max_fit_ratio (0.5) of it. With a few requests a second the per-second counts
+-- fit nearly as well a second or two off by chance (a 12 s soak at 2.5 requests/s on one machine: 0.28 at
+-- 2.12 s against 0.32 as written), and moving rows on such evidence would misplace them; a real skew
+-- leaves about 0 against 0.3-0.9 (docs/warehouse.md).
 
 -- The run's span widened by the search range, in epoch microseconds: timestamptz +- interval goes
 -- through ICU per row (about 0.7 s per 10 M requests).

@@ -152,6 +152,8 @@ def _toward_claims(s: Series, by: dict[tuple[int, int], str], settings: ChangeSe
                     change.change_pct):
                 s.changes = sorted([c for c in s.changes if c is not change] + [moved], key=lambda c: c.index)
                 by[id(s), moved.index] = "series"
+                del runs[id(change)]
+                runs[id(moved)] = claim  # the next change sees it where it is now
             break
 
 
