@@ -226,6 +226,7 @@ coarse_fit as (
     group by all
 ),
 
+-- lag 0 as a coarse lag is exactly the fine offset 0; 1 (disjoint) where the client sent nothing in the compared seconds
 as_written as (
     select host, mismatch from coarse_fit where lag_s = 0
 ),
@@ -298,44 +299,50 @@ best_fit as (
     group by host
 ),
 
+-- The best fit beside the clocks as written: the evidence for a correction.
+evidence as (
+    select best_fit.*, coalesce(as_written.mismatch, 1) as as_written_mismatch
+    from best_fit
+    left join as_written using (host)
+),
+
 final as (
     select
         $run_id as run_id,
         server_hosts.host,
         (select host from reference) as reference_host,
-        round(best_fit.skew_s, 3) as skew_s,
-        case when best_fit.host is not null then 'request_count_alignment' end as method,
-        best_fit.uncertainty_s,
-        round(best_fit.mismatch_share, 4) as mismatch_share,
-        case when best_fit.host is not null then round(coalesce(as_written.mismatch, 1), 4) end
+        round(evidence.skew_s, 3) as skew_s,
+        case when evidence.host is not null then 'request_count_alignment' end as method,
+        evidence.uncertainty_s,
+        round(evidence.mismatch_share, 4) as mismatch_share,
+        case when evidence.host is not null then round(evidence.as_written_mismatch, 4) end
             as as_written_mismatch,
         server_hosts.requests as server_requests,
         (select requests from reference) as reference_requests,
         $threshold_s::double as threshold_s,
         coalesce(
-            abs(best_fit.skew_s) > $threshold_s
-            and best_fit.mismatch_share <= $max_mismatch_share
-            and best_fit.mismatch_share < $max_fit_ratio * coalesce(as_written.mismatch, 1),
+            abs(evidence.skew_s) > $threshold_s
+            and evidence.mismatch_share <= $max_mismatch_share
+            and evidence.mismatch_share < $max_fit_ratio * evidence.as_written_mismatch,
             false
         ) as is_corrected,
         0::bigint as requests_replaced,
         0::bigint as samples_replaced,
         case
             when (select host from reference) is null then 'no client-side requests to compare with'
-            when best_fit.host is null then format('fewer than {} requests on one side near the run', $min_requests)
-            when best_fit.mismatch_share > $max_mismatch_share then format(
+            when evidence.host is null then format('fewer than {} requests on one side near the run', $min_requests)
+            when evidence.mismatch_share > $max_mismatch_share then format(
                 'the two sides share too few requests to trust the estimate (mismatch {:.2f} > {:g}); '
-                || 'times kept as written', best_fit.mismatch_share, $max_mismatch_share)
-            when abs(best_fit.skew_s) <= $threshold_s then format('within {:g} s: times kept as written', $threshold_s)
-            when best_fit.mismatch_share >= $max_fit_ratio * coalesce(as_written.mismatch, 1) then format(
+                || 'times kept as written', evidence.mismatch_share, $max_mismatch_share)
+            when abs(evidence.skew_s) <= $threshold_s then format('within {:g} s: times kept as written', $threshold_s)
+            when evidence.mismatch_share >= $max_fit_ratio * evidence.as_written_mismatch then format(
                 'the best shift fits little better than the clocks as written (mismatch {:.2f} against {:.2f}; '
-                || 'at most {:g} of it needed): times kept as written',
-                best_fit.mismatch_share, coalesce(as_written.mismatch, 1), $max_fit_ratio)
+                || 'a correction needs under {:g} of it): times kept as written',
+                evidence.mismatch_share, evidence.as_written_mismatch, $max_fit_ratio)
             else format('more than {:g} s off: rows placed in iterations by written time - skew_s', $threshold_s)
         end as note
     from server_hosts
-    left join best_fit using (host)
-    left join as_written using (host)
+    left join evidence using (host)
 )
 
 select * from final

@@ -12,6 +12,7 @@ import pytest
 from tasks.warehouse.connection import open_warehouse
 from tasks.warehouse.functions import register
 from tasks.warehouse.ingest import ingest_bundle
+from tasks.warehouse.models import build_model
 from tests.bundles import write_bundle
 
 START = datetime(2026, 1, 1, 10, 0, 0, tzinfo=timezone.utc)
@@ -47,16 +48,12 @@ def warehouse(tmp_path_factory):
 
 
 def _counts(con, params: dict) -> pd.DataFrame:
-    from tasks.warehouse.models import build_model
-
     build_model(con, "int_request_counts", params)
     frame = con.execute("select * from int_request_counts").df()
     return frame.sort_values(KEY, na_position="first").reset_index(drop=True)
 
 
 def test_the_split_halves_the_counted_rows_and_the_counts_do_not_depend_on_it(warehouse):
-    from tasks.warehouse.models import build_model
-
     with open_warehouse(warehouse, write=True) as con:
         register(con)
         params = {"run_id": "test-run"}
