@@ -25,12 +25,22 @@ varies 20 % (φ 3.9): 6 false changes in 200 before, 1 after; a +50 % shift at n
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
-from scipy import special
 
 TRIM = 0.1  # the share of night pairs left out of `successive_overdispersion`, the most unlike first (2 at least)
 PAIR_ERRORS = 10  # the least errors of a pair of nights that `successive_overdispersion` reads (5 a night)
 MIN_PAIRS = 6  # fewer such pairs: no estimate (1)
+
+
+@functools.cache
+def _special():
+    """scipy.special, imported at the first test: the analysis after an ingest whose campaign has no series of
+    `min_runs` runs yet tests nothing, and `perfcampaign ingest` then spends no 0.2 s loading scipy."""
+    from scipy import special  # heavy: 0.15-0.25 s
+
+    return special
 
 
 def student_p(left: np.ndarray, right: np.ndarray) -> float:
@@ -49,7 +59,7 @@ def student_p(left: np.ndarray, right: np.ndarray) -> float:
     centred_left, centred_right = left - mean_left, right - mean_right
     squares = centred_left @ centred_left + centred_right @ centred_right
     t = (mean_right - mean_left) / np.sqrt(squares / df * (1 / left.size + 1 / right.size))
-    return float(2 * special.stdtr(df, -abs(t)))
+    return float(2 * _special().stdtr(df, -abs(t)))
 
 
 def count_p(rates_left: np.ndarray, calls_left: np.ndarray, rates_right: np.ndarray, calls_right: np.ndarray,
@@ -66,14 +76,14 @@ def count_p(rates_left: np.ndarray, calls_left: np.ndarray, rates_right: np.ndar
     share = n_right / (n_left + n_right)
     k, big_k = errors_right.sum() / phi, total / phi
     # P(X >= k) and P(X <= k) for X ~ Binomial(K, π), through the incomplete beta (k need not be whole)
-    upper = special.betainc(k, big_k - k + 1, share) if k > 0 else 1.0
-    lower = special.betainc(big_k - k, k + 1, 1 - share) if k < big_k else 1.0
+    upper = _special().betainc(k, big_k - k + 1, share) if k > 0 else 1.0
+    lower = _special().betainc(big_k - k, k + 1, 1 - share) if k < big_k else 1.0
     p = float(min(1.0, 2 * min(upper, lower)))
     if p >= 1.0 or (phi == 1.0 and floor is None):
         return p  # the binomial, known to hold: too few errors a night to estimate any φ
     # φ is estimated from the nights themselves: as for a t-test, its own uncertainty widens the test (the
     # binomial's normal deviate read on Student's t with the nights' degrees of freedom)
-    return float(2 * special.stdtr(errors_left.size + errors_right.size - 2, special.ndtri(p / 2)))
+    return float(2 * _special().stdtr(errors_left.size + errors_right.size - 2, _special().ndtri(p / 2)))
 
 
 def _overdispersion(segments: list[tuple[np.ndarray, np.ndarray]]) -> float:
@@ -105,5 +115,5 @@ def successive_overdispersion(rates: np.ndarray, calls: np.ndarray) -> float | N
     left_out = max(2, round(TRIM * z2.size))
     share = left_out / z2.size
     # E[X | X below its (1 - share) quantile] for X ~ χ²₁ is P(χ²₃ < q) / (1 - share): x·f₁(x) = f₃(x)
-    expected = special.gammainc(1.5, special.gammaincinv(0.5, 1 - share)) / (1 - share)
+    expected = _special().gammainc(1.5, _special().gammaincinv(0.5, 1 - share)) / (1 - share)
     return max(1.0, float(z2[:-left_out].mean()) / expected)
