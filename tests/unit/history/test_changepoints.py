@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from tasks.history.changepoints import EPISODE_RUNS, PLACE_RUNS, Change, ChangeSettings, detect, placed
+from tasks.history.changepoints import EPISODE_RUNS, PLACE_RUNS, Change, ChangeSettings, _median, detect, placed
 from tasks.history.edivisive import best_split, bisect, pair_sums, qhat
 
 
@@ -434,3 +434,14 @@ def test_fits_as_well_is_the_chi_square_of_the_squares_one_split_takes_off_beyon
     assert fits_as_well(values, None, 0, 13, 10, 29, settings) is True
     assert fits_as_well(values, None, 0, 4, 10, 29, settings) is False
     assert fits_as_well(values, None, 0, 0, 10, 29, settings) is False  # no step at the first point
+
+
+def test_the_segments_median_is_numpys():
+    """`_median` (np.partition, for the search's hot path) gives np.median's number, odd and even sizes, ties too."""
+    rng = np.random.default_rng(7)
+    for size in [*range(1, 40), 1000, 1001]:
+        for scale in (1e-9, 1.0, 1e9):
+            values = rng.normal(size=size) * scale
+            ties = np.round(values / scale, 1) * scale
+            assert _median(values) == float(np.median(values))
+            assert _median(ties) == float(np.median(ties))
