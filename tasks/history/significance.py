@@ -76,14 +76,15 @@ def count_p(rates_left: np.ndarray, calls_left: np.ndarray, rates_right: np.ndar
     share = n_right / (n_left + n_right)
     k, big_k = errors_right.sum() / phi, total / phi
     # P(X >= k) and P(X <= k) for X ~ Binomial(K, π), through the incomplete beta (k need not be whole)
-    upper = _special().betainc(k, big_k - k + 1, share) if k > 0 else 1.0
-    lower = _special().betainc(big_k - k, k + 1, 1 - share) if k < big_k else 1.0
+    special = _special()
+    upper = special.betainc(k, big_k - k + 1, share) if k > 0 else 1.0
+    lower = special.betainc(big_k - k, k + 1, 1 - share) if k < big_k else 1.0
     p = float(min(1.0, 2 * min(upper, lower)))
     if p >= 1.0 or (phi == 1.0 and floor is None):
         return p  # the binomial, known to hold: too few errors a night to estimate any φ
     # φ is estimated from the nights themselves: as for a t-test, its own uncertainty widens the test (the
     # binomial's normal deviate read on Student's t with the nights' degrees of freedom)
-    return float(2 * _special().stdtr(errors_left.size + errors_right.size - 2, _special().ndtri(p / 2)))
+    return float(2 * special.stdtr(errors_left.size + errors_right.size - 2, special.ndtri(p / 2)))
 
 
 def _overdispersion(segments: list[tuple[np.ndarray, np.ndarray]]) -> float:
@@ -115,5 +116,6 @@ def successive_overdispersion(rates: np.ndarray, calls: np.ndarray) -> float | N
     left_out = max(2, round(TRIM * z2.size))
     share = left_out / z2.size
     # E[X | X below its (1 - share) quantile] for X ~ χ²₁ is P(χ²₃ < q) / (1 - share): x·f₁(x) = f₃(x)
-    expected = _special().gammainc(1.5, _special().gammaincinv(0.5, 1 - share)) / (1 - share)
+    special = _special()
+    expected = special.gammainc(1.5, special.gammaincinv(0.5, 1 - share)) / (1 - share)
     return max(1.0, float(z2[:-left_out].mean()) / expected)

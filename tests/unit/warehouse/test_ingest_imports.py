@@ -29,7 +29,7 @@ COMMAND = ("import atexit, json, sys; "
            "sys.argv = ['perfcampaign', 'ingest', sys.argv[1], '--warehouse', sys.argv[2]]; main()")
 
 
-def test_the_command_on_a_campaigns_first_run_loads_no_statistics_library(tmp_path):
+def test_the_command_on_a_campaigns_first_run_imports_none_of_them_either(tmp_path):
     """With one run every series is under `min_runs`: the analysis tests nothing, so scipy (0.2 s) stays unloaded
     (significance._special); the history line still says what it read."""
     done = subprocess.run([sys.executable, "-c", COMMAND, str(BUNDLE), str(tmp_path / "w.duckdb")],
