@@ -9,6 +9,7 @@ interval by indexing, where the direct sums would cost O(n³) per interval.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from itertools import pairwise
 
@@ -29,15 +30,28 @@ def qhat(w: np.ndarray, start: int, stop: int) -> np.ndarray:
 
     `w` is `pair_sums(z)`. Cells with κ ≤ τ (Y empty) are −inf, so they never win an argmax.
     """
-    taus = np.arange(start + 1, stop)[:, None]
-    kappas = np.arange(start + 2, stop + 1)[None, :]
-    n, m = taus - start, kappas - taus
+    taus, kappas, n, m, n_pairs, m_pairs, valid = _grid(stop - start)
+    taus, kappas = taus + start, kappas + start
     within_x = w[start, taus]
     within_y = w[taus, kappas]
     between = w[start, kappas] - within_x - within_y
-    # A one-point side has no pairs: its within-sum is 0, so any finite divisor leaves its term at 0.
-    q = 2 * (between - m * within_x / np.maximum(n - 1, 1) - n * within_y / np.maximum(m - 1, 1)) / (n + m)
-    return np.where(m > 0, q, -np.inf)
+    q = 2 * (between - m * within_x / n_pairs - n * within_y / m_pairs) / (n + m)
+    return np.where(valid, q, -np.inf)
+
+
+@functools.lru_cache(maxsize=256)
+def _grid(size: int) -> tuple[np.ndarray, ...]:
+    """`qhat`'s index grids for an interval of `size` points, from its start: τ and κ, the sizes n and m of the two
+    sides, their divisors (a one-point side has no pairs: its within-sum is 0, so any finite divisor leaves its term
+    at 0), and where Y is not empty. The same for every interval of that size: the search asks 30,000 of them
+    (`bench/history.py`), a quarter of whose cost was building these."""
+    taus = np.arange(1, size)[:, None]
+    kappas = np.arange(2, size + 1)[None, :]
+    n, m = taus, kappas - taus
+    grids = (taus, kappas, n, m, np.maximum(n - 1, 1), np.maximum(m - 1, 1), m > 0)
+    for grid in grids:
+        grid.flags.writeable = False  # shared by every call of that size
+    return grids
 
 
 def best_split(w: np.ndarray, start: int, stop: int) -> tuple[int, float]:
