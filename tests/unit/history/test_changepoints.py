@@ -445,3 +445,15 @@ def test_the_segments_median_is_numpys():
             ties = np.round(values / scale, 1) * scale
             assert _median(values) == float(np.median(values))
             assert _median(ties) == float(np.median(ties))
+
+
+def test_qhat_of_an_interval_past_the_kept_grids_is_the_papers_too():
+    """An interval longer than KEPT_GRID gets grids made for it alone: the same statistic as the kept ones give."""
+    from tasks.history.edivisive import KEPT_GRID
+
+    z = np.random.default_rng(5).normal(size=KEPT_GRID + 6)
+    w = pair_sums(z)
+    q = qhat(w, 2, KEPT_GRID + 6)
+    for tau, kappa in [(3, 4), (20, 50), (KEPT_GRID, KEPT_GRID + 6)]:
+        assert q[tau - 3, kappa - 4] == pytest.approx(paper_qhat(z[2:tau], z[tau:kappa]), abs=1e-9)
+    assert q[10 - 3, 8 - 4] == -np.inf  # kappa <= tau
