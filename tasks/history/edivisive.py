@@ -31,24 +31,24 @@ def qhat(w: np.ndarray, start: int, stop: int) -> np.ndarray:
     `w` is `pair_sums(z)`. Cells with κ ≤ τ (Y empty) are −inf, so they never win an argmax.
     """
     size = stop - start
-    taus, kappas, n, m, n_pairs, m_pairs, valid = (_kept_grid if size <= KEPT_GRID else _grid)(size)
+    taus, kappas, n, m, n_pairs, m_pairs, points, valid = (_kept_grid if size <= KEPT_GRID else _grid)(size)
     taus, kappas = taus + start, kappas + start
     within_x = w[start, taus]
     within_y = w[taus, kappas]
     between = w[start, kappas] - within_x - within_y
-    q = 2 * (between - m * within_x / n_pairs - n * within_y / m_pairs) / (n + m)
+    q = 2 * (between - m * within_x / n_pairs - n * within_y / m_pairs) / points
     return np.where(valid, q, -np.inf)
 
 
 def _grid(size: int) -> tuple[np.ndarray, ...]:
     """`qhat`'s index grids for an interval of `size` points, from its start: τ and κ, the sizes n and m of the two
     sides, their divisors (a one-point side has no pairs: its within-sum is 0, so any finite divisor leaves its term
-    at 0), and where Y is not empty. The same for every interval of that size: the search asks 30,000 of them
+    at 0), n + m, and where Y is not empty. The same for every interval of that size: the search asks 30,000 of them
     (`bench/history.py`), a quarter of whose cost was building these, so those of small sizes are kept."""
     taus = np.arange(1, size)[:, None]
     kappas = np.arange(2, size + 1)[None, :]
     n, m = taus, kappas - taus
-    grids = (taus, kappas, n, m, np.maximum(n - 1, 1), np.maximum(m - 1, 1), m > 0)
+    grids = (taus, kappas, n, m, np.maximum(n - 1, 1), np.maximum(m - 1, 1), n + m, m > 0)
     for grid in grids:
         grid.flags.writeable = False  # a kept one is shared by every call of its size
     return grids
