@@ -6,23 +6,15 @@
 -- requirement, minute and run total is read from, instead of each of them reading the 100 M rows again.
 -- `minute_us`: the minute by integer arithmetic (date_trunc on a timestamptz goes through ICU: 3 s per 10 M rows).
 -- In each grain's rows the other grain's keys are null.
--- `halves`: the rows read in two scans, up to the iteration int_request_halves gives and after it. Inside the ingest's
--- transaction one scan of the rows runs on one thread; the two run side by side (10 M access-log lines: 2.4 -> 1.5 s).
 -- materialized: table
 -- grain: grain, side, host, role, status_code, label, iteration, is_warmup, is_boundary, minute_us, elapsed_ms
--- upstream: requests, int_request_paths, int_request_halves
-with counted as not materialized (  -- read by each half
+-- upstream: requests, int_request_paths
+with counted as (
     select
         side, host, role, status_code, label, iteration, is_warmup, is_boundary,
         epoch_us(started_at) // 60000000 * 60000000 as minute_us, elapsed_ms, is_error
     from requests
     where run_id = $run_id and side in (select side from int_request_paths where is_by_counts)
-),
-
-halves as (
-    select * from counted where iteration <= $split_iteration
-    union all
-    select * from counted where not coalesce(iteration <= $split_iteration, false)
 ),
 
 final as (
@@ -35,7 +27,7 @@ final as (
         side, host, role, status_code, label, iteration, is_warmup, is_boundary, minute_us, elapsed_ms,
         count(*) as calls,
         count(*) filter (where is_error) as errors
-    from halves
+    from counted
     group by grouping sets (
         (side, host, minute_us, iteration, elapsed_ms),
         (side, host, role, status_code, label, iteration, is_warmup, elapsed_ms),

@@ -235,6 +235,12 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     con.execute("commit")
 
 
+def commit_so_far(con: duckdb.DuckDBPyConnection) -> None:
+    """Commit inside a `transaction` block, which goes on in a new transaction (and rolls back only that)."""
+    con.execute("commit")
+    con.execute("begin transaction")
+
+
 def make_schema(con: duckdb.DuckDBPyConnection) -> None:
     """A writer's schema: made by `ensure_schema` only when this sql/ has not made it yet, or a table or
     view of it is gone (tasks/warehouse/schema_state.py)."""
@@ -264,9 +270,8 @@ def _marts(order: list[Model], views: bool) -> list[str]:
 def _build_run_marts(con: duckdb.DuckDBPyConnection, order: list[Model], run_id: str,
                      then: Callable[[], None] | None = None) -> None:
     tables = warehouse_tables(con)
-    params = {"run_id": run_id}
     for model in order:
-        params |= build_model(con, model.name, params, tables)
+        build_model(con, model.name, {"run_id": run_id}, tables)
     if then is not None:
         then()
     for model in order:
@@ -307,7 +312,38 @@ def delete_run(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
             params,
         )
     con.execute("delete from sources where run_id = $run_id", params)
+    for table in _existing(con, (*BASE_RUN_TABLES, *_marts(mart_build_order(), views=False))):
+        con.execute(f"delete from {table} where run_id = $run_id", params)
+
+
+def _existing(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...]) -> list[str]:
     existing = {row[0] for row in con.execute("select table_name from information_schema.tables").fetchall()}
-    for table in (*BASE_RUN_TABLES, *_marts(mart_build_order(), views=False)):
-        if table in existing:
-            con.execute(f"delete from {table} where run_id = $run_id", params)
+    return [table for table in tables if table in existing]
+
+
+STAGED_PREFIX = "~staged "
+
+
+def staged_run_id(run_id: str) -> str:
+    """The id a run's rows carry between an ingest's two transactions (ingest.py): read, not yet published. No
+    manifest's run_id has a `~` or a space, so it is never a run's own."""
+    return f"{STAGED_PREFIX}{run_id}"
+
+
+def publish_staged_run(con: duckdb.DuckDBPyConnection, run_id: str) -> None:
+    """Give a staged run's rows its own id (the rows of an earlier load of it deleted first). Only the tables read
+    while staging hold it; their rows of one run are few (the requests are keyed by source)."""
+    delete_run(con, run_id)
+    for table in _existing(con, ("sources", *BASE_RUN_TABLES)):
+        con.execute(f"update {table} set run_id = $run_id where run_id = $staged",
+                    {"run_id": run_id, "staged": staged_run_id(run_id)})
+
+
+def drop_staged_runs(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Remove the runs an ingest staged and never published (it died between its transactions); their ids."""
+    staged = [row[0] for row in con.execute(
+        "select run_id from runs where starts_with(run_id, $prefix) order by run_id", {"prefix": STAGED_PREFIX}
+    ).fetchall()]
+    for run_id in staged:
+        delete_run(con, run_id)
+    return staged

@@ -1,9 +1,16 @@
-"""Load one perflog bundle into the warehouse: all of it in one transaction, or nothing.
+"""Load one perflog bundle into the warehouse: all of it, or nothing.
 
-Order of work: validate the manifest (before the warehouse is touched), take the writer lock, replace
-the run's rows, read every source (rejected lines kept aside), refuse the run when a file has too many
-rejected lines, build the marts, commit. Any error rolls back, so a failed ingest leaves the warehouse
-exactly as it was.
+Order of work: validate the manifest (before the warehouse is touched), take the writer lock, read every
+source (rejected lines kept aside), refuse the run when a file has too many rejected lines, replace the run's
+rows, build the marts, commit. A failed ingest leaves the warehouse as it was.
+
+A warehouse file gets the run in two transactions. The first writes the rows under a staged id
+(connection.staged_run_id) and commits them; the second deletes the run's earlier load, gives the rows their run's
+id and builds the marts. DuckDB 1.5.5 scans a table on `committed rows / 122,880 + 1` threads, so the marts of rows
+not yet committed ran on one thread (docs/performance.md, "Two transactions"). Nobody sees the staged rows: the
+writer holds the warehouse's lock throughout; a failure in either transaction removes them, and a process that
+died between the two leaves them to the next ingest, which removes them first. A lake gets one transaction:
+it has no lock to hide them (and a lake's ingest builds the run in a scratch file first).
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 
 import duckdb
@@ -22,10 +30,14 @@ from tasks.bundle.manifest import Manifest, load_manifest
 from tasks.bundle.printable import say
 from tasks.warehouse.clock_skew import place_by_corrected_clocks
 from tasks.warehouse.connection import (
+    commit_so_far,
     delete_run,
+    drop_staged_runs,
     memory_limit,
     open_warehouse,
+    publish_staged_run,
     refresh_marts,
+    staged_run_id,
     transaction,
 )
 from tasks.warehouse.engines import Lake, lake_lock, parse_warehouse
@@ -60,12 +72,13 @@ def _unset_newer_fields(manifest: Manifest) -> set[str] | None:
     return unset | ({"percentile_method"} if manifest.percentile_method == "linear" else set()) or None
 
 
-def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: str) -> None:
+def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: str, run_id: str) -> None:
+    """The manifest's rows of runs, iterations and requirements, keyed by `run_id` (its own, or staged)."""
     con.execute(
         "insert into runs values ($run_id, $campaign, $scenario, map(), $status, $reason, $tz, $started, $ended, "
         "$ingested, $uri, $manifest, 0, 0)",
         {
-            "run_id": manifest.run_id,
+            "run_id": run_id,
             "campaign": manifest.campaign,
             "scenario": manifest.scenario,
             "status": manifest.status,
@@ -81,14 +94,14 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
     if manifest.labels:
         con.execute(
             "update runs set labels = map($keys, $values) where run_id = $run_id",
-            {"keys": list(manifest.labels), "values": list(manifest.labels.values()), "run_id": manifest.run_id},
+            {"keys": list(manifest.labels), "values": list(manifest.labels.values()), "run_id": run_id},
         )
     con.executemany(
         "insert into iterations by name select $run_id as run_id, $iteration as iteration, $start as started_at, "
         "$end as ended_at, $duration as duration_s, $load as load, $warmup as warmup_s",
         [
             {
-                "run_id": manifest.run_id,
+                "run_id": run_id,
                 "iteration": it.index,
                 "start": it.start,
                 "end": it.end,
@@ -107,7 +120,7 @@ def _insert_run(con: duckdb.DuckDBPyConnection, manifest: Manifest, bundle_uri: 
             "$at_iteration as at_iteration, $at_load::json as at_load, $expect as expect, $slow_call_ms as slow_call_ms",
             [
                 {
-                    "run_id": manifest.run_id,
+                    "run_id": run_id,
                     "id": req.id,
                     "metric": req.metric,
                     "op": req.op,
@@ -171,6 +184,33 @@ def _out_of_memory(exc: duckdb.Error) -> bool:
     return isinstance(exc, duckdb.OutOfMemoryException) or "could not allocate block" in str(exc)
 
 
+def _staged_then_published(
+    con: duckdb.DuckDBPyConnection,
+    run_id: str,
+    read: Callable[[duckdb.DuckDBPyConnection, str], None],
+    publish: Callable[[duckdb.DuckDBPyConnection], None],
+    progress: Callable[[str], None],
+) -> None:
+    """Read the run under its staged id and commit; then publish it under its own (the module's docstring). A
+    failure in either removes what was staged: a large source's rows are committed while the others are read."""
+    with transaction(con):
+        for left in drop_staged_runs(con):
+            progress(f"removed the rows of an ingest that stopped before it published them ({left!r})")
+    try:
+        with transaction(con):
+            read(con, staged_run_id(run_id))
+        with transaction(con):
+            publish_staged_run(con, run_id)
+            publish(con)
+    except BaseException:
+        try:
+            with transaction(con):
+                delete_run(con, staged_run_id(run_id))
+        except duckdb.Error:  # a connection the first error left unusable: the next ingest removes them
+            pass
+        raise
+
+
 def ingest_bundle(
     bundle_dir: Path,
     warehouse: Path | Lake,
@@ -190,19 +230,32 @@ def ingest_bundle(
     target = parse_warehouse(warehouse)
     report = IngestReport(manifest.run_id, target)
 
+    def read(con: duckdb.DuckDBPyConnection, run_id: str, keys: list[int]) -> None:
+        _insert_run(con, manifest, bundle_uri or root.as_uri(), run_id)
+        if run_id == manifest.run_id:
+            report.sources = read_all_sources(con, manifest, root, keys, progress)
+        else:  # staged: nothing is published by a commit, so a large source's rows are committed once written
+            staged = manifest.model_copy(update={"run_id": run_id})
+            report.sources = read_all_sources(con, staged, root, keys, progress, commit=partial(commit_so_far, con))
+
+    def publish(con: duckdb.DuckDBPyConnection) -> None:
+        _one_thread_when_small(con, report.sources)
+        place_by_corrected_clocks(con, manifest, progress)  # before the marts: skewed hosts re-placed
+        progress("building marts")
+        refresh_marts(con, manifest.run_id, then=lambda: _finish_run(con, report))
+
     def load(into: Path | Lake) -> None:
         with open_warehouse(into, write=True) as con:
             con.execute("set preserve_insertion_order = false")
             keys = reserve_source_keys(con, len(manifest.sources))
             try:
-                with transaction(con):
-                    delete_run(con, manifest.run_id)
-                    _insert_run(con, manifest, bundle_uri or root.as_uri())
-                    report.sources = read_all_sources(con, manifest, root, keys, progress)
-                    _one_thread_when_small(con, report.sources)
-                    place_by_corrected_clocks(con, manifest, progress)  # before the marts: skewed hosts re-placed
-                    progress("building marts")
-                    refresh_marts(con, manifest.run_id, then=lambda: _finish_run(con, report))
+                if isinstance(into, Lake):
+                    with transaction(con):
+                        delete_run(con, manifest.run_id)
+                        read(con, manifest.run_id, keys)
+                        publish(con)
+                else:
+                    _staged_then_published(con, manifest.run_id, partial(read, keys=keys), publish, progress)
             except duckdb.Error as exc:  # an operator that cannot spill, no disk to spill to, or a commit short of memory
                 if not _out_of_memory(exc):
                     raise

@@ -1,7 +1,7 @@
 """The header a SQL model opens with: how the runner materializes it, its grain, and what it reads.
 
     -- Public mart: per-iteration request statistics at the host level.     (prose: any other comment)
-    -- materialized: incremental                                (view | table | incremental | parameters)
+    -- materialized: incremental                                            (view | table | incremental)
     -- unique_key: run_id                                                   (incremental only)
     -- grain: run_id, iteration, side, host -- prose may follow ' -- '
     -- upstream: int_request_stats, iterations,
@@ -10,8 +10,6 @@
 Fields are read from the leading comment block only. The grain is the key a test proves unique; a model
 whose rows have no key (one row per logged request) says `grain: none (why)` and is not tested for one.
 An incremental model without `unique_key` appends; with it, the rows of that key's value are replaced.
-A `parameters` model (intermediate only) makes no object: its one row's columns are bound as `$name` in the
-models a build of the marts makes after it (constants, which DuckDB skips row groups by; a subquery's value it does not).
 """
 
 from __future__ import annotations
@@ -19,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-MATERIALIZATIONS = ("view", "table", "incremental", "parameters")
+MATERIALIZATIONS = ("view", "table", "incremental")
 _FIELD = re.compile(r"^--\s*(materialized|grain|upstream|unique_key):\s*(.*)$")
 _NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 _PROSE = " -- "

@@ -1,8 +1,7 @@
 """The model runner: every SQL model in `sql/` declares itself in its header (model_header.py); this builds it.
 
-A model is one bare `select` in `sql/<layer>/<name>.sql` that makes the object `<name>` (a `parameters` model
-makes none: its row is bound in the models built after it, model_header.py). Where it lives
-follows from its layer: `staging/` and `intermediate/` make temporary views and tables of the connection
+A model is one bare `select` in `sql/<layer>/<name>.sql` that makes the object `<name>`. Where it lives follows
+from its layer: `staging/` and `intermediate/` make temporary views and tables of the connection
 (one source's rows, one run's statistics), `base/` appends to the base tables `sql/schema/` creates,
 `marts/` makes the public views and tables of the warehouse. The order of a build is derived from the
 headers' `upstream`. Macros (`sql/macros/`) and the schema (`sql/schema/`) are DDL, run as they are.
@@ -112,10 +111,7 @@ def _read_model(parser: duckdb.DuckDBPyConnection, path: Path, layer: str, root:
 
 
 def _check_layer(file: str, layer: str, materialized: str) -> None:
-    """Temporary objects are never appended to across builds; base/ models only append to their table; parameters
-    serve the models of one run's build of the marts."""
-    if materialized == "parameters" and layer != "intermediate":
-        raise ModelError(f"{file}: parameters serve a build of the marts: an intermediate model, not a {layer} one")
+    """Temporary objects are never appended to across builds; base/ models only append to their table."""
     if layer in TEMPORARY_LAYERS and materialized == "incremental":
         raise ModelError(f"{file}: a {layer} model is temporary: materialized: view or table, not incremental")
     if layer == "base" and materialized != "incremental":
@@ -173,35 +169,27 @@ def fingerprint(models: Iterable[Model]) -> str:
 
 
 def build_model(con: duckdb.DuckDBPyConnection, name: str, params: Mapping[str, Any] | None = None,
-                tables: set[str] | None = None) -> dict[str, Any]:
+                tables: set[str] | None = None) -> None:
     """Make the object of model `name` of `sql/` as its header says; `params` may hold more than it binds.
-    Returns the parameters a `parameters` model gives (empty for any other).
 
     `tables`: the warehouse's tables as `warehouse_tables` gave them, for a caller building many models
     (asking the catalog costs 5 ms a model); a table this makes is added to it."""
-    return materialize(con, load_models()[name], params or {}, tables)
+    materialize(con, load_models()[name], params or {}, tables)
 
 
 def materialize(con: duckdb.DuckDBPyConnection, model: Model, params: Mapping[str, Any],
-                tables: set[str] | None = None) -> dict[str, Any]:
+                tables: set[str] | None = None) -> None:
     """Make a model's object: a view or table (temporary in staging and intermediate), or rows added to a
-    warehouse table, those of its unique_key's value (from `params`) replaced; or, for a `parameters` model,
-    return its one row by column name.
+    warehouse table, those of its unique_key's value (from `params`) replaced.
 
     Only the parameters its SQL names are bound (DuckDB refuses others); none at all keeps the statement
     off the prepared path, which a large insert pays for (see sources/base.py: load_requests).
     """
     bound = {key: value for key, value in params.items() if key in model.parameters} or None
-    if model.header.materialized == "parameters":
-        result = con.execute(model.sql, bound)
-        rows = result.fetchall()
-        if len(rows) != 1:
-            raise ModelError(f"{model.file}: a parameters model gives one row, not {len(rows)}")
-        return dict(zip((column[0] for column in result.description), rows[0]))
     if model.header.materialized != "incremental":
         scope = "temp " if model.is_temporary else ""
         con.execute(f"create or replace {scope}{model.header.materialized} {model.name} as {model.sql}", bound)
-        return {}
+        return
     # a base/ model's table is sql/schema's, made when the warehouse is opened for writing: no catalog query
     if model.layer != "base" and model.name not in (tables if tables is not None else warehouse_tables(con)):
         con.execute(f"create table {model.name} as select * from ({model.sql}) limit 0", bound)
@@ -213,7 +201,6 @@ def materialize(con: duckdb.DuckDBPyConnection, model: Model, params: Mapping[st
             raise ModelError(f"{model.file}: building it needs ${key}, the value of its unique_key")
         con.execute(f"delete from {model.name} where {key} = ${key}", {key: params[key]})
     con.execute(f"insert into {model.name} by name {model.sql}", bound)
-    return {}
 
 
 def warehouse_tables(con: duckdb.DuckDBPyConnection) -> set[str]:
@@ -235,5 +222,4 @@ def drop_model(con: duckdb.DuckDBPyConnection, name: str) -> None:
     model = load_models()[name]
     if not model.is_temporary:
         raise ModelError(f"{model.file}: lives in the warehouse; only temporary models are dropped")
-    if model.header.materialized != "parameters":  # made no object
-        con.execute(f"drop {model.header.materialized} if exists {model.name}")
+    con.execute(f"drop {model.header.materialized} if exists {model.name}")

@@ -14,6 +14,7 @@ from pathlib import Path
 import duckdb
 
 from tasks.warehouse.connection import (
+    STAGED_PREFIX,
     WarehouseError,
     make_schema,
     open_warehouse,
@@ -80,7 +81,9 @@ def copy_runs(source: str | Path | Lake, destination: str | Path | Lake, run_ids
     with open_warehouse(destination, write=True) as con:
         _attach_source(con, source)
         target = con.execute("select current_database()").fetchone()[0]
-        available = [r for (r,) in con.execute(f"select run_id from {SOURCE}.main.runs order by started_at").fetchall()]
+        available = [r for (r,) in con.execute(  # a run staged by an ingest that died is no run (ingest.py)
+            f"select run_id from {SOURCE}.main.runs where not starts_with(run_id, $staged) order by started_at",
+            {"staged": STAGED_PREFIX}).fetchall()]
         runs = run_ids or available
         missing = sorted(set(runs) - set(available))
         if missing:

@@ -39,10 +39,17 @@ class SourceReport:
     notes: tuple[str, ...] = ()
 
 
+# A source that wrote at least this many rows (two of DuckDB's row groups) is committed before its rows are judged,
+# when the ingest stages its run (ingest.py): DuckDB scans a table on `committed rows / 122,880 + 1` threads.
+COMMITTED_ROWS = 2 * 122_880
+
+
 def read_all_sources(
-    con: duckdb.DuckDBPyConnection, manifest: Manifest, root: Path, keys: list[int], progress: Callable[[str], None]
+    con: duckdb.DuckDBPyConnection, manifest: Manifest, root: Path, keys: list[int], progress: Callable[[str], None],
+    commit: Callable[[], None] | None = None,
 ) -> list[SourceReport]:
-    """Read the manifest's sources (their rows of `sources` keyed by `keys`); a report per source, in order."""
+    """Read the manifest's sources (their rows of `sources` keyed by `keys`); a report per source, in order.
+    `commit`, if given, commits what is read so far (a staged run's rows) after a large source."""
     # Fingerprints are taken in a thread while DuckDB parses (hashlib and zlib release the GIL): 0.6 s per
     # GB that no longer adds to the ingest, and a gzip file is checked (bomb, truncated) by the same pass.
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="fingerprint") as hasher:
@@ -56,7 +63,7 @@ def read_all_sources(
             for number, source in enumerate(manifest.sources)
         ]
         try:
-            reports = _Reader(contexts, progress).read()
+            reports = _Reader(contexts, progress, commit).read()
         except duckdb.InterruptException:  # a gzip check stopped whatever statement ran: say why
             _checked_all(contexts)
             raise
@@ -72,8 +79,9 @@ def read_all_sources(
 class _Reader:
     """One ingest's reading: batches, then the sources read alone, then the work that needs them all."""
 
-    def __init__(self, contexts: list[SourceContext], progress: Callable[[str], None]):
-        self.contexts, self.progress = contexts, progress
+    def __init__(self, contexts: list[SourceContext], progress: Callable[[str], None],
+                 commit: Callable[[], None] | None):
+        self.contexts, self.progress, self.commit = contexts, progress, commit
         self.sizes = [ctx.file.stat().st_size for ctx in contexts]
         self.pending: list[tuple[SourceReport, Callable[[], tuple[str, ...]]]] = []
 
@@ -143,6 +151,8 @@ class _Reader:
         except (duckdb.Error, UnicodeError, OSError, CompressedFileError) as exc:
             raise self._error(ctx, exc) from exc
         printed = ctx.fingerprint()  # a truncated gzip file a reader took for a shorter one
+        if self.commit is not None and result.rows >= COMMITTED_ROWS:
+            self.commit()  # the judging scan below then runs on every core
         bad = reject_bad_values(ctx)  # impossible values become rejected lines, whatever the reader
         result.rows, result.rejected = result.rows - bad, result.rejected + bad
         seconds = time.perf_counter() - started

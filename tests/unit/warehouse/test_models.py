@@ -167,28 +167,6 @@ def test_a_unique_key_replaces_its_rows_and_appending_keeps_them(tmp_path):
             materialize(con, project["totals"], {})
 
 
-def test_a_parameters_model_gives_its_one_row_and_makes_no_object(tmp_path):
-    root = _project(tmp_path, {
-        "intermediate/int_split.sql": _model("parameters", "facts", "select max(n) // 2 as split, count(*) as runs "
-                                             "from facts where run_id = $run_id"),
-        "intermediate/int_none.sql": _model("parameters", "facts", "select n from facts where n < 0"),
-    })
-    project = load_models(root)
-    with duckdb.connect() as con:
-        con.execute((root / "schema/base.sql").read_text())
-        con.execute("insert into facts values ('r1', 7), ('r1', 3), ('r2', 100)")
-        assert materialize(con, project["int_split"], {"run_id": "r1", "unused": 0}) == {"split": 3, "runs": 2}
-        assert con.execute("select count(*) from duckdb_tables() where table_name = 'int_split'").fetchone() == (0,)
-        with pytest.raises(ModelError, match=r"sql/intermediate/int_none\.sql: a parameters model gives one row, not 0"):
-            materialize(con, project["int_none"], {})
-
-
-def test_parameters_serve_a_build_of_the_marts_only(tmp_path):
-    root = _project(tmp_path, {"marts/split.sql": _model("parameters", "facts")})
-    with pytest.raises(ModelError, match="sql/marts/split.sql: parameters serve a build of the marts: an intermediate"):
-        load_models(root)
-
-
 # --- grains, generated from the headers ----------------------------------------------------------------------
 
 KEYED = sorted(name for name, model in load_models().items() if model.header.grain)
@@ -201,13 +179,12 @@ def builds(tmp_path_factory) -> dict[str, list[tuple[int, int]]]:
     build = models.materialize
 
     def counted(con, model, params, tables=None):
-        given = build(con, model, params, tables)
+        build(con, model, params, tables)
         if model.header.grain:
             key = ", ".join(model.header.grain)
             seen[model.name].append(con.execute(
                 f"select (select count(*) from {model.name}), "
                 f"(select count(*) from (select distinct {key} from {model.name}))").fetchone())
-        return given
 
     work = tmp_path_factory.mktemp("grains")
     with pytest.MonkeyPatch.context() as patch:
