@@ -5,9 +5,8 @@ own), and times three DuckDB yardsticks on the same file in the same run: counti
 scan), parsing every column typed (keeping nothing), and loading every column into a table. The ingest is
 timed with one requirement (p95 of the file's side) and without any, paired run by run with DuckDB's load
 (`--repeat`: the median of that many pairs); then the same file again as another run into the warehouse the ingest
-left ("next night": a nightly warehouse holds the runs before, and DuckDB 1.5.5 gives a scan of a table as many
-threads as its committed rows fill row groups, so the marts' reads of a fresh warehouse's new rows run on one
-thread, a nightly one's on every core). Targets (issue 22): the ingest with every mart at least as fast
+left ("next night": a nightly warehouse holds the runs before, which its deletes, zone maps and scans meet).
+Targets (issue 22): the ingest with every mart at least as fast
 as DuckDB's load (speed ratio >= 1.0), a requirement adding under 5 %, peak RSS under 2 GB at 100 M rows.
 Prints one block per file: each step's seconds, rows/s, and the ingest's rate as a share of that step's.
 
