@@ -86,9 +86,8 @@ def shapes() -> dict[str, list[tuple[str, str]]]:
 
     with tempfile.TemporaryDirectory() as folder, open_warehouse(Path(folder) / "shapes.duckdb", write=True) as con:
         register(con)
-        params = dict(DEFAULT_PARAMS)
         for model in mart_build_order():
-            params |= materialize(con, model, params)  # a parameters model's row is bound in the models after it
+            materialize(con, model, DEFAULT_PARAMS)
         rows = con.execute("select table_name, column_name, data_type from duckdb_columns() "
                            "order by table_name, column_index").fetchall()
     found: dict[str, list[tuple[str, str]]] = {}
@@ -110,15 +109,14 @@ def run_case(case: Case, folder: Path) -> list[dict[str, Any]]:
                  if name in models and models[name].layer in ("intermediate", "marts") and name not in case.build]
         for relation in dict.fromkeys([*case.given, *empty]):
             _given(con, relation, case.given.get(relation, []), case.params)
-        params = dict(case.params)
         for upstream in build_order(models, case.build):
             if upstream.name in case.build:
-                params |= materialize(con, upstream, params)
+                materialize(con, upstream, case.params)
         if case.cte is None:
-            materialize(con, model, params)
+            materialize(con, model, case.params)
             cursor = con.execute(f"select * from {model.name}")
         else:
-            cursor = con.execute(*_cte_query(model, case.cte, params))
+            cursor = con.execute(*_cte_query(model, case.cte, case.params))
         names = [column[0] for column in cursor.description]
         return [dict(zip(names, row)) for row in cursor.fetchall()]
 
