@@ -470,7 +470,8 @@ def _change(points: _Points, start: int, split: int, stop: int, settings: Change
 
 def _median(values: np.ndarray) -> float:
     """np.median of values without NaN (a segment: never empty), the same number at a tenth of its cost: `_change`
-    takes two for every split the search weighs (27,000 calls in `bench/history.py`'s analysis, a seventh of it through np.median)."""
+    takes two for every split the search weighs (27,000 calls in `bench/history.py`'s analysis, a seventh of it
+    through np.median)."""
     middle = values.size // 2
     if values.size % 2:
         return float(np.partition(values, middle)[middle])
