@@ -115,6 +115,8 @@ def campaign_flow(
         publish(run, warehouse, work_dir)
         update_progress_artifact(progress, 100.0)
         _ACTIVE.pop(str(flow_run.id), None)
+    if run.status != "completed":  # found while closing (a service that died after the last check): the flow fails too
+        raise RuntimeError(f"run {run.run_id} {run.status}: {run.status_reason}")
     return run.run_id
 
 

@@ -288,7 +288,21 @@ def stop_all_monitors(run: CampaignRun) -> None:
     if _once(run, "stop"):
         _stop_load(run)
         run.problems += stop_monitors(run.monitors, run.transports)
-        run.problems += stop_background(run.campaign.provision, run.transports, run.run_dir)
+        ended, problems = stop_background(run.campaign.provision, run.transports, run.run_dir)
+        run.problems += problems
+        _ended_on_their_own(run, ended)
+
+
+def _ended_on_their_own(run: CampaignRun, ended: list[str]) -> None:
+    """Background processes found dead when the run stopped them died after the last check (the one after each
+    iteration): the last iteration may have measured a stage falling apart, so a run that would have completed
+    fails, as the check would have failed it. A run failed already says it once: only a death it did not name yet
+    is added to its problems."""
+    if ended and run.status == "completed":
+        where = f"after iteration {run.iterations[-1].index}" if run.iterations else "before the first iteration"
+        mark_failed(run, RuntimeError(f"{where}: " + "; ".join(ended)))
+    else:
+        run.problems += [death for death in ended if death not in (run.status_reason or "")]
 
 
 def collect_files(run: CampaignRun) -> None:

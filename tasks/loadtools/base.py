@@ -160,7 +160,7 @@ class LoadTool(ABC):
         for r in running:
             what = self.transports[r.generator].stop_detached(r.name, r.remote_dir)
             said.append(f"{self.spec.tool} on {r.generator} " + (
-                "had already ended" if what == "absent" else f"was still running and was {what}"))
+                "had already ended" if what in ("absent", "ended") else f"was still running and was {what}"))
         return said
 
     def times(self, running: list[Running]) -> tuple[datetime | None, datetime | None]:

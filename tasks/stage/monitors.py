@@ -117,7 +117,7 @@ def stop_monitors(started: list[StartedMonitor], transports: dict[str, Transport
 
 def _stop_monitor(m: StartedMonitor, transports: dict[str, Transport]) -> str | None:
     try:
-        if transports[m.host].stop_detached(m.name, str(Path(m.remote_path).parent)) == "absent":
+        if transports[m.host].stop_detached(m.name, str(Path(m.remote_path).parent)) in ("absent", "ended"):
             return f"{m.host}: monitor {m.name} was no longer running when stopped"
     except Exception as exc:  # one host's failure must not keep the others running
         return f"{m.host}: could not stop {m.name}: {exc}"

@@ -67,22 +67,25 @@ def background_steps(steps: list[Step]) -> list[BackgroundStep]:
     return [step for step in steps if isinstance(step, BackgroundStep)]
 
 
-def stop_background(steps: list[Step], transports: dict[str, Transport], run_dir: str) -> list[str]:
-    """Stop every background process (TERM, then KILL), last started first; returns the problems met."""
-    problems = []
+def stop_background(steps: list[Step], transports: dict[str, Transport], run_dir: str) -> tuple[list[str], list[str]]:
+    """Stop every background process (TERM, then KILL), last started first. Returns those that had ended on their
+    own (as `background_alive` says it: `host: name is not running`), then the problems met."""
+    ended, problems = [], []
     for step in reversed(background_steps(steps)):
         try:
-            transports[step.host].stop_detached(step.background, background_dir(run_dir))
+            if transports[step.host].stop_detached(step.background, background_dir(run_dir)) == "ended":
+                ended.insert(0, _not_running(step))
         except Exception as exc:  # keep tearing down the rest
             problems.append(f"{step.host}: stopping {step.background}: {exc}")
-    return problems
+    return ended, problems
 
 
 def teardown(provisioned: list[Step], steps: list[Step], transports: dict[str, Transport], run_dir: str,
              repo: Path, stopped: Callable[[], None] = lambda: None) -> list[str]:
     """Stop background processes (if still running), call `stopped`, then run the teardown steps; returns every
-    problem met."""
-    problems = stop_background(provisioned, transports, run_dir)
+    problem met (a background process that had ended on its own is one)."""
+    ended, problems = stop_background(provisioned, transports, run_dir)
+    problems = ended + problems
     stopped()
     for step in steps:
         try:
@@ -95,7 +98,10 @@ def teardown(provisioned: list[Step], steps: list[Step], transports: dict[str, T
 def background_alive(steps: list[Step], transports: dict[str, Transport], run_dir: str) -> list[str]:
     """Background processes that are no longer running (a killed service, a background load that died)."""
     return [
-        f"{step.host}: {step.background} is not running"
-        for step in background_steps(steps)
+        _not_running(step) for step in background_steps(steps)
         if not transports[step.host].is_running(step.background, background_dir(run_dir))
     ]
+
+
+def _not_running(step: BackgroundStep) -> str:
+    return f"{step.host}: {step.background} is not running"

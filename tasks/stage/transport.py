@@ -189,31 +189,43 @@ _ALIVE = (
     "alive() { kill -0 \"-$1\" 2>/dev/null && ps -e -o pgid= -o stat= | "
     "awk -v g=\"$1\" '$1 == g && $2 !~ /^Z/ {f = 1} END {exit !f}'; }; "
 )
+# The process itself runs while a live member of its group is neither its lease watchdog (pid in file $2) nor one of
+# the watchdog's children: the watchdog outlives the process by up to its one-second tick, and a death in that
+# second went unseen by the check after an iteration.
+_SERVING = (
+    "serving() { w=$(cat \"$2\" 2>/dev/null); kill -0 \"-$1\" 2>/dev/null && "
+    "ps -e -o pid= -o ppid= -o pgid= -o stat= | awk -v g=\"$1\" -v w=\"$w\" "
+    "'{pp[$1] = $2; pg[$1] = $3; st[$1] = $4} END {for (p in pg) if (pg[p] == g && st[p] !~ /^Z/) "
+    "{q = p; while (q != w && pg[q] == g) q = pp[q]; if (w == \"\" || q != w) {f = 1; break}} exit !f}'; }; "
+)
 _READ_PID = (
     "pid=$(cat {pidf}); case $pid in ''|*[!0-9]*) echo bad pid file {pidf} >&2; exit 2;; esac; "
     "[ \"$pid\" -gt 1 ] || {{ echo bad pid \"$pid\" in {pidf} >&2; exit 2; }}; "  # `kill -TERM -1` would signal every process
 )
 
 
-def _watchdog(lease: str, lease_s: float) -> str:
+def _watchdog(lease: str, lease_s: float, watchdog_pidf: str) -> str:
     """A loop beside the process (in its group) that stops the group once `lease` is older than `lease_s`
     or gone: a controller that crashed, or a host it cannot reach any more, leaves nothing running for long.
-    It ends with the process (the group's leader, `$$` after the exec)."""
+    It ends with the process (the group's leader, `$$` after the exec), and writes its own pid to
+    `watchdog_pidf` (shell-quoted) so that a check of the process can leave it out."""
     path = quote(lease)
-    return (
-        "( up() { s=$(ps -o stat= -p $1 2>/dev/null) && case $s in Z*) false;; esac; }; "
-        f"while up $$; do m=$(stat -c %Y {path} 2>/dev/null) || m=0; age=$(( $(date +%s) - m )); "
+    loop = (
+        f"echo $$ > {watchdog_pidf}; up() {{ s=$(ps -o stat= -p $1 2>/dev/null) && case $s in Z*) false;; esac; }}; "
+        f"while up $1; do m=$(stat -c %Y {path} 2>/dev/null) || m=0; age=$(( $(date +%s) - m )); "
         f"if [ $age -gt {max(1, math.ceil(lease_s))} ]; then "
         f"echo \"lease {lease} not renewed for $age s: stopping\" >&2; "
-        "kill -TERM -$$; sleep 5; kill -KILL -$$; exit 0; fi; sleep 1; done ) </dev/null & "
+        "kill -TERM -$1; sleep 5; kill -KILL -$1; exit 0; fi; sleep 1; done"
     )
+    return f"( exec sh -c {quote(loop)} watchdog $$ ) </dev/null & "
 
 
-def _paths(name: str, workdir: str) -> tuple[str, str, str]:
+def _paths(name: str, workdir: str) -> tuple[str, str, str, str]:
+    """The work folder, log, pid file and watchdog's pid file of a detached process, shell-quoted."""
     if not _NAME.match(name):
         raise ValueError(f"detached process name must match {_NAME.pattern}: {name!r}")
     base = workdir.rstrip("/") or "/"
-    return quote(base), quote(f"{base}/{name}.log"), quote(f"{base}/{name}.pid")
+    return quote(base), quote(f"{base}/{name}.log"), quote(f"{base}/{name}.pid"), quote(f"{base}/{name}.watchdog")
 
 
 class Transport(ABC):
@@ -260,38 +272,40 @@ class Transport(ABC):
 
     def start_detached(self, name: str, cmd: Command, workdir: str) -> int:
         """Start `cmd` in its own session (setsid nohup), output to `workdir/name.log`; return its pid."""
-        wd, log, pidf = _paths(name, workdir)
+        wd, log, pidf, watchdog_pidf = _paths(name, workdir)
         inner = join(cmd) if isinstance(cmd, list) else f"sh -c {quote(cmd)}"
         renew = ""
         if self.lease is not None:
-            inner = f"sh -c {quote(_watchdog(*self.lease) + ' exec ' + inner)}"
+            inner = f"sh -c {quote(_watchdog(*self.lease, watchdog_pidf) + ' exec ' + inner)}"
             renew = f"touch {quote(self.lease[0])} || exit 1; "
         script = (
             f"{_ALIVE}mkdir -p {wd}; cd {wd} || exit 1; {renew}"
             f"if [ -f {pidf} ] && alive \"$(cat {pidf})\"; then echo '{name} is already running' >&2; exit 3; fi; "
-            f"setsid nohup {inner} > {log} 2>&1 < /dev/null & pid=$!; echo $pid > {pidf}; echo $pid"
+            f"rm -f {watchdog_pidf}; setsid nohup {inner} > {log} 2>&1 < /dev/null & pid=$!; echo $pid > {pidf}; echo $pid"
         )
         return int(self.run(script, timeout_s=30).stdout.strip())
 
     def is_running(self, name: str, workdir: str) -> bool:
-        """Whether the process group started as `name` still has a live member."""
-        _, _, pidf = _paths(name, workdir)
-        script = f"{_ALIVE}[ -f {pidf} ] || {{ echo no; exit 0; }}; {_READ_PID.format(pidf=pidf)}" \
-                 "if alive $pid; then echo yes; else echo no; fi"
+        """Whether the process started as `name` (a live member of its group, its lease watchdog left out) runs."""
+        _, _, pidf, watchdog_pidf = _paths(name, workdir)
+        script = f"{_SERVING}[ -f {pidf} ] || {{ echo no; exit 0; }}; {_READ_PID.format(pidf=pidf)}" \
+                 f"if serving $pid {watchdog_pidf}; then echo yes; else echo no; fi"
         return self.run(script, timeout_s=30, idempotent=True).stdout.strip() == "yes"
 
     def stop_detached(self, name: str, workdir: str, grace_s: float = 5) -> str:
-        """TERM the process group, KILL it after `grace_s`; return 'absent', 'terminated' or 'killed'."""
-        _, _, pidf = _paths(name, workdir)
+        """TERM the process group, KILL it after `grace_s`; return 'absent' (never started, or stopped already),
+        'ended' (it had ended on its own: what was left of its group, its watchdog, is stopped), 'terminated'
+        or 'killed'."""
+        _, _, pidf, watchdog_pidf = _paths(name, workdir)
         ticks = max(1, int(grace_s * 10))
         script = (
-            f"{_ALIVE}[ -f {pidf} ] || {{ echo absent; exit 0; }}; {_READ_PID.format(pidf=pidf)}"
-            "if ! alive $pid; then echo absent; rm -f " + pidf + "; exit 0; fi; "
-            "kill -TERM -$pid 2>/dev/null; i=0; "
+            f"{_ALIVE}{_SERVING}[ -f {pidf} ] || {{ echo absent; exit 0; }}; {_READ_PID.format(pidf=pidf)}"
+            f"ended=; serving $pid {watchdog_pidf} || ended=yes; what=terminated; "
+            "if alive $pid; then kill -TERM -$pid 2>/dev/null; i=0; "
             f"while alive $pid && [ $i -lt {ticks} ]; do sleep 0.1; i=$((i+1)); done; "
             "if alive $pid; then kill -KILL -$pid 2>/dev/null; i=0; "
-            "while alive $pid && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; what=killed; "
-            "else what=terminated; fi; "
-            "alive $pid && { echo \"group $pid survived KILL\" >&2; exit 4; }; rm -f " + pidf + "; echo $what"
+            "while alive $pid && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; what=killed; fi; fi; "
+            "alive $pid && { echo \"group $pid survived KILL\" >&2; exit 4; }; "
+            f"rm -f {pidf} {watchdog_pidf}; if [ -n \"$ended\" ]; then echo ended; else echo $what; fi"
         )
         return self.run(script, timeout_s=grace_s + 15, idempotent=True).stdout.strip()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -15,6 +17,13 @@ from tests.integration.ssh.conftest import wait_until_gone
 def group_members(pgid: int) -> list[int]:
     found = subprocess.run(["pgrep", "-g", str(pgid)], capture_output=True, text=True)
     return [int(pid) for pid in found.stdout.split()]
+
+
+def live_group_members(pgid: int) -> list[int]:
+    """The group's members that are not zombies (where nobody reaps orphans, a killed member stays one)."""
+    found = subprocess.run(["ps", "-e", "-o", "pid=", "-o", "pgid=", "-o", "stat="], capture_output=True, text=True)
+    return [int(pid) for pid, group, stat in (line.split() for line in found.stdout.splitlines())
+            if int(group) == pgid and not stat.startswith("Z")]
 
 
 def test_a_group_that_ignores_term_is_killed(transport: Transport, tmp_path: Path):
@@ -85,3 +94,37 @@ def test_a_lease_watchdog_ends_with_its_process(transport: Transport, tmp_path: 
         time.sleep(0.1)
     assert not transport.is_running("short", str(tmp_path))  # the watchdog left with it (within its 1 s tick)
     assert (tmp_path / "short.log").read_text() == "done\n"
+
+
+def test_a_process_that_died_is_not_running_while_its_watchdog_lives_on(transport: Transport, tmp_path: Path):
+    # The watchdog is frozen, so it cannot leave with the process: only it (and its one child, `sleep 1`, at most)
+    # is left in the group. The check after an iteration must say the process is gone, and stopping it must say it
+    # had ended on its own, then stop what is left.
+    transport.lease = (str(tmp_path / "lease"), 60)
+    (tmp_path / "lease").touch()
+    pid = transport.start_detached("svc", "exec sleep 3196", str(tmp_path))
+    watchdog_file = tmp_path / "svc.watchdog"
+    deadline = time.monotonic() + 5
+    while not watchdog_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    watchdog = int(watchdog_file.read_text())
+    assert watchdog != pid and watchdog in live_group_members(pid)
+    assert transport.is_running("svc", str(tmp_path))
+    os.kill(watchdog, signal.SIGSTOP)
+    os.kill(pid, signal.SIGKILL)
+    assert wait_until_gone("sleep 3196") == []
+    assert watchdog in live_group_members(pid)  # the group lives on: the old check counted it as running
+    assert not transport.is_running("svc", str(tmp_path))
+    assert transport.stop_detached("svc", str(tmp_path), grace_s=1) == "ended"
+    assert live_group_members(pid) == []
+    assert not (tmp_path / "svc.pid").exists() and not watchdog_file.exists()
+    assert transport.stop_detached("svc", str(tmp_path)) == "absent"
+
+
+def test_a_process_that_ended_unwatched_is_said_to_have_ended(transport: Transport, tmp_path: Path):
+    transport.start_detached("brief", ["true"], str(tmp_path))
+    deadline = time.monotonic() + 3
+    while transport.is_running("brief", str(tmp_path)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert transport.stop_detached("brief", str(tmp_path)) == "ended"
+    assert transport.stop_detached("brief", str(tmp_path)) == "absent"
