@@ -11,6 +11,7 @@ import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tasks.bundle.manifest import Iteration
@@ -61,26 +62,19 @@ def test_a_service_dead_after_the_last_check_fails_the_run(tmp_path):
     assert not any("svc" in problem for problem in run.problems)  # said once
 
 
-def test_a_run_that_failed_for_that_death_does_not_say_it_twice(tmp_path):
+@pytest.mark.parametrize(("killed", "reason", "said"), [
+    ("svc", "during iteration 1: app: svc is not running", []),  # the check after an iteration saw it: said once
+    ("other", "k6 on gen exited with 107", ["app: other is not running"]),  # failed for another reason
+])
+def test_a_failed_run_names_the_deaths_its_reason_does_not(tmp_path, killed, reason, said):
     run = _run(tmp_path)
     try:
-        _kill(run, "svc")
-        campaign_run.mark_failed(run, RuntimeError("during iteration 1: app: svc is not running"))
+        _kill(run, killed)
+        campaign_run.mark_failed(run, RuntimeError(reason))
     finally:
         _close(run)
-    assert run.status_reason == "RuntimeError: during iteration 1: app: svc is not running"
-    assert not any("svc" in problem for problem in run.problems)
-
-
-def test_a_failed_run_names_a_death_its_reason_does_not(tmp_path):
-    run = _run(tmp_path)
-    try:
-        _kill(run, "other")
-        campaign_run.mark_failed(run, RuntimeError("k6 on gen exited with 107"))
-    finally:
-        _close(run)
-    assert run.status_reason == "RuntimeError: k6 on gen exited with 107"
-    assert [problem for problem in run.problems if "not running" in problem] == ["app: other is not running"]
+    assert run.status_reason == f"RuntimeError: {reason}"
+    assert [problem for problem in run.problems if "not running" in problem] == said
 
 
 def test_services_stopped_by_the_run_leave_it_completed(tmp_path):
