@@ -42,6 +42,7 @@ from tasks.report.charts import import_matplotlib
 from tasks.report.fmt import markdown_safe
 from tasks.report.steps import report_task
 from tasks.site.steps import site_task
+from tasks.stage.transport import StageError
 from tasks.settings import WORK_DIR, artifact_key
 from tasks.store.steps import store_bundle_task
 from tasks.validate.gx import prepare_context
@@ -116,7 +117,7 @@ def campaign_flow(
         update_progress_artifact(progress, 100.0)
         _ACTIVE.pop(str(flow_run.id), None)
     if run.status != "completed":  # found while closing (a service that died after the last check): the flow fails too
-        raise RuntimeError(f"run {run.run_id} {run.status}: {run.status_reason}")
+        raise StageError(f"run {run.run_id} {run.status}: {run.status_reason}")
     return run.run_id
 
 

@@ -42,7 +42,7 @@ from tasks.stage.provision import (
     stop_background,
     teardown,
 )
-from tasks.stage.transport import Transport
+from tasks.stage.transport import StageError, Transport
 
 
 @dataclass
@@ -128,7 +128,7 @@ def check_hosts(run: CampaignRun) -> None:
                 failures.append(f"{name}: {exc}")
                 break
     if failures:
-        raise RuntimeError("hosts not ready:\n  " + "\n  ".join(failures))
+        raise StageError("hosts not ready:\n  " + "\n  ".join(failures))
     run.lease.start()
 
 
@@ -162,7 +162,7 @@ def run_iteration(run: CampaignRun, index: int, step: dict[str, Any]) -> StepRes
     load = run.campaign.load
     dead = background_alive(run.campaign.provision, run.transports, run.run_dir)
     if dead:
-        raise RuntimeError("before iteration %d: %s" % (index, "; ".join(dead)))
+        raise StageError("before iteration %d: %s" % (index, "; ".join(dead)))
     _hooks(run, "before", index, step)
     outages_before = {name: len(t.outages) for name, t in run.transports.items()}
     started_at = datetime.now(timezone.utc)
@@ -180,7 +180,7 @@ def run_iteration(run: CampaignRun, index: int, step: dict[str, Any]) -> StepRes
     run.results.append(result)
     dead = background_alive(run.campaign.provision, run.transports, run.run_dir)
     if dead:  # the iteration's logs are kept above; its numbers measured a stage that fell apart
-        raise RuntimeError("during iteration %d: %s" % (index, "; ".join(dead)))
+        raise StageError("during iteration %d: %s" % (index, "; ".join(dead)))
     _hooks(run, "after", index, step)
     return result
 
@@ -300,7 +300,7 @@ def _ended_on_their_own(run: CampaignRun, ended: list[str]) -> None:
     is added to its problems."""
     if ended and run.status == "completed":
         where = f"after iteration {run.iterations[-1].index}" if run.iterations else "before the first iteration"
-        mark_failed(run, RuntimeError(f"{where}: " + "; ".join(ended)))
+        mark_failed(run, StageError(f"{where}: " + "; ".join(ended)))
     else:
         run.problems += [death for death in ended if death not in (run.status_reason or "")]
 

@@ -18,7 +18,7 @@ from typing import Any
 from tasks.stage.config import Monitor
 from tasks.stage.procfs_sampler import procfs_command
 from tasks.stage.shell import quote
-from tasks.stage.transport import Transport
+from tasks.stage.transport import StageError, Transport
 
 STAMP = "date -u +%Y-%m-%dT%H:%M:%S.%3NZ"
 # sysstat prints wall-clock times of day and the date once: UTC, 24-hour times, an ISO date, decimal points
@@ -72,7 +72,7 @@ def _watched_pid(transport: Transport, monitor: Monitor) -> str:
     command = f"cat {quote(monitor.pid_file)}" if monitor.pid_file else monitor.pid_command
     pid = transport.run(command, timeout_s=30).stdout.strip().splitlines()
     if not pid or not pid[0].strip().isdigit():
-        raise RuntimeError(f"{transport.name}: no {monitor.kind} pid from `{command}` (got {pid!r})")
+        raise StageError(f"{transport.name}: no {monitor.kind} pid from `{command}` (got {pid!r})")
     return pid[0].strip()
 
 

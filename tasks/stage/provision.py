@@ -18,7 +18,7 @@ from tasks.stage.config import (
     WaitTcpStep,
 )
 from tasks.stage.shell import join, quote
-from tasks.stage.transport import Transport
+from tasks.stage.transport import StageError, Transport
 
 _HTTP_PROBE = (
     "curl -fsS -o /dev/null --max-time 2 \"$0\" 2>/dev/null || "
@@ -36,7 +36,7 @@ def _wait(transport: Transport, probe: str, args: list[str], timeout_s: float, w
     script = f"timeout {timeout_s:g} sh -c {quote(f'until {probe}; do sleep 0.5; done')} {join(args)}"
     result = transport.run(script, timeout_s=timeout_s + 15, check=False)
     if result.exit_code != 0:
-        raise RuntimeError(f"{transport.name}: {what} not ready after {timeout_s:g} s")
+        raise StageError(f"{transport.name}: {what} not ready after {timeout_s:g} s")
 
 
 def run_step(step: Step, transports: dict[str, Transport], run_dir: str, repo: Path) -> None:

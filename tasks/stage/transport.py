@@ -41,6 +41,11 @@ class TransportError(RuntimeError):
     """A host could not be reached, authenticated or used."""
 
 
+class StageError(RuntimeError):
+    """The stage could not be brought up, or fell apart during the run: a host or service not ready, a sampler
+    without its process, a background process no longer running. The input's or the stage's, not a bug (exit 1)."""
+
+
 class CommandError(TransportError):
     """A command exited non-zero; names the host, the command, the exit code and the tail of stderr."""
 

@@ -58,7 +58,7 @@ def test_a_service_dead_after_the_last_check_fails_the_run(tmp_path):
     finally:
         _close(run)
     assert run.status == "failed"
-    assert run.status_reason == "RuntimeError: after iteration 3: app: svc is not running"
+    assert run.status_reason == "StageError: after iteration 3: app: svc is not running"
     assert not any("svc" in problem for problem in run.problems)  # said once
 
 
