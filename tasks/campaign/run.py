@@ -302,7 +302,8 @@ def _ended_on_their_own(run: CampaignRun, ended: list[str]) -> None:
         where = f"after iteration {run.iterations[-1].index}" if run.iterations else "before the first iteration"
         mark_failed(run, StageError(f"{where}: " + "; ".join(ended)))
     else:
-        run.problems += [death for death in ended if death not in (run.status_reason or "")]
+        said = run.status_reason or ""
+        run.problems += [death for death in ended if f": {death}" not in said and f"; {death}" not in said]
 
 
 def collect_files(run: CampaignRun) -> None:

@@ -65,6 +65,7 @@ def test_a_service_dead_after_the_last_check_fails_the_run(tmp_path):
 @pytest.mark.parametrize(("killed", "reason", "said"), [
     ("svc", "during iteration 1: app: svc is not running", []),  # the check after an iteration saw it: said once
     ("other", "k6 on gen exited with 107", ["app: other is not running"]),  # failed for another reason
+    ("other", "during iteration 1: webapp: other is not running", ["app: other is not running"]),  # another host's
 ])
 def test_a_failed_run_names_the_deaths_its_reason_does_not(tmp_path, killed, reason, said):
     run = _run(tmp_path)
