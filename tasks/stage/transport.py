@@ -188,17 +188,13 @@ def copy_resuming(size: int, open_source: Callable[[int], BinaryIO], local: Path
     return copied
 
 
-# Shell snippets shared by both transports. A group counts as running while one member is not a zombie:
+# Shell snippets shared by both transports. `alive PGID` says whether a group has a member that is not a zombie:
 # where PID 1 does not reap orphans (containers), `kill -0` alone would report dead processes alive.
+# `alive PGID WATCHDOG_PID_FILE` asks it of the process itself: the group without its lease watchdog (pid in that
+# file) and the watchdog's children, which outlive the process by up to the watchdog's one-second tick; a death in
+# that second went unseen by the check after an iteration.
 _ALIVE = (
-    "alive() { kill -0 \"-$1\" 2>/dev/null && ps -e -o pgid= -o stat= | "
-    "awk -v g=\"$1\" '$1 == g && $2 !~ /^Z/ {f = 1} END {exit !f}'; }; "
-)
-# The process itself runs while a live member of its group is neither its lease watchdog (pid in file $2) nor one of
-# the watchdog's children: the watchdog outlives the process by up to its one-second tick, and a death in that
-# second went unseen by the check after an iteration.
-_SERVING = (
-    "serving() { w=$(cat \"$2\" 2>/dev/null); kill -0 \"-$1\" 2>/dev/null && "
+    "alive() { w=$(cat \"${2:-/dev/null}\" 2>/dev/null); kill -0 \"-$1\" 2>/dev/null && "
     "ps -e -o pid= -o ppid= -o pgid= -o stat= | awk -v g=\"$1\" -v w=\"$w\" "
     "'{pp[$1] = $2; pg[$1] = $3; st[$1] = $4} END {for (p in pg) if (pg[p] == g && st[p] !~ /^Z/) "
     "{q = p; while (q != w && pg[q] == g) q = pp[q]; if (w == \"\" || q != w) {f = 1; break}} exit !f}'; }; "
@@ -293,8 +289,8 @@ class Transport(ABC):
     def is_running(self, name: str, workdir: str) -> bool:
         """Whether the process started as `name` (a live member of its group, its lease watchdog left out) runs."""
         _, _, pidf, watchdog_pidf = _paths(name, workdir)
-        script = f"{_SERVING}[ -f {pidf} ] || {{ echo no; exit 0; }}; {_READ_PID.format(pidf=pidf)}" \
-                 f"if serving $pid {watchdog_pidf}; then echo yes; else echo no; fi"
+        script = f"{_ALIVE}[ -f {pidf} ] || {{ echo no; exit 0; }}; {_READ_PID.format(pidf=pidf)}" \
+                 f"if alive $pid {watchdog_pidf}; then echo yes; else echo no; fi"
         return self.run(script, timeout_s=30, idempotent=True).stdout.strip() == "yes"
 
     def stop_detached(self, name: str, workdir: str, grace_s: float = 5) -> str:
@@ -304,8 +300,8 @@ class Transport(ABC):
         _, _, pidf, watchdog_pidf = _paths(name, workdir)
         ticks = max(1, int(grace_s * 10))
         script = (
-            f"{_ALIVE}{_SERVING}[ -f {pidf} ] || {{ echo absent; exit 0; }}; {_READ_PID.format(pidf=pidf)}"
-            f"ended=; serving $pid {watchdog_pidf} || ended=yes; what=terminated; "
+            f"{_ALIVE}[ -f {pidf} ] || {{ echo absent; exit 0; }}; {_READ_PID.format(pidf=pidf)}"
+            f"ended=; alive $pid {watchdog_pidf} || ended=yes; what=terminated; "
             "if alive $pid; then kill -TERM -$pid 2>/dev/null; i=0; "
             f"while alive $pid && [ $i -lt {ticks} ]; do sleep 0.1; i=$((i+1)); done; "
             "if alive $pid; then kill -KILL -$pid 2>/dev/null; i=0; "
