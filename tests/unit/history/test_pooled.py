@@ -264,7 +264,7 @@ def test_a_shift_a_sibling_group_settled_is_tested_at_its_run_alone(monkeypatch)
     group found iteration 1's improvement at night 15 that way, `(all)`'s its part of label B's +6 % at 22, client
     iteration 1's label C's rise at 36 (+4.0 %, p 0.0015). With those shifts in the side's other series, label C's p95
     group places its own a night earlier: six of its members are named at night 37, within a night of the truth, and
-    the history finds 141 of its 152 items with no false change. Without the siblings' runs (SIBLING_P 0) they were named
+    the history finds 142 of its 152 items with no false change. Without the siblings' runs (SIBLING_P 0) they were named
     at 38: 7 false changes, 130 items."""
     from tasks.history import pooled
 
@@ -280,7 +280,7 @@ def test_a_shift_a_sibling_group_settled_is_tested_at_its_run_alone(monkeypatch)
                         and c.kind == "change" and 33 < history.nights["A"][c.index] < 41 and by.startswith("label C"))
         return scored.found, len(scored.false), nights
 
-    assert result() == (141, 0, [37] * 6)
+    assert result() == (142, 0, [37] * 6)
     monkeypatch.setattr(pooled, "SIBLING_P", 0.0)
     assert result() == (130, 7, [38] * 6)
 
@@ -290,8 +290,8 @@ def test_a_shift_of_a_groups_values_its_sibling_settled_names_members_no_member_
     there; its p95 group's values split there too, but none of its 8 members had found it alone, and such a shift
     names no member. A sibling's shift at that run stands for one (`_sibling_settled`): the p95 group names client
     iterations 1, 2 and 4 and server iterations 1, 3 and 4 at night 22, and the history finds 141 of its 152 items with
-    no false change. Server iteration 1 is named at MEMBER_P there (SETTLED_VALUES_P); at a label's usual
-    LABEL_VALUES_P it was not, and 140 were found. Without the sibling's shift, no p95 member is named there, and 134
+    no false change. Server iteration 1 is named at MEMBER_P x SETTLED_P there; at a label's usual LABEL_VALUES_P it
+    was not, and 140 were found. Without the sibling's shift, no p95 member is named there, and 134
     are found."""
     from tasks.history import pooled
 
@@ -309,7 +309,7 @@ def test_a_shift_of_a_groups_values_its_sibling_settled_names_members_no_member_
 
     assert result() == (141, 0, [("client", 1), ("client", 2), ("client", 4), ("server", 1), ("server", 3),
                                  ("server", 4)])
-    monkeypatch.setattr(pooled, "SETTLED_VALUES_P", pooled.LABEL_VALUES_P)
+    monkeypatch.setattr(pooled, "SETTLED_P", pooled.LABEL_VALUES_P)
     assert result() == (140, 0, [("client", 1), ("client", 2), ("client", 4), ("server", 3), ("server", 4)])
     monkeypatch.setattr(pooled, "_sibling_settled", lambda at, direction, hints: False)
     assert result() == (134, 0, [])
@@ -504,37 +504,53 @@ def _label_b_p95_near_22(seed: int) -> tuple[int, int, list[tuple[str, int, int]
 
 
 def test_a_labels_residuals_shift_names_members_wherever_their_own_values_split_best(monkeypatch):
-    """Seed 1200 at 3-5 % noise: label B's p95 residuals rose at night 23 (its +6 % at 22). A member the residuals'
-    shift names need not split best near it alone (`_member_change`'s `agree` false in a label's residuals): client
-    iteration 2 (+4.2 %, p 0.026, its best split at night 4) and server iteration 4 are named too, 5 items at 23 and
-    142 of 152 found, no false change. Asking for the agreement, 3 and 140."""
+    """Seed 1200 at 3-5 % noise: label B's p95 residuals rose at night 23 (its +6 % at 22), which its p50 group settled.
+    A member the residuals' shift names need not split best near it alone (`_member_change`'s `agree` false in a
+    label's residuals): all 8 members are named at 23 and 145 of 152 are found, no false change. Asking for the
+    agreement, 5 and 142: client iteration 2 (+4.2 %, p 0.026) splits best at night 4 alone."""
     from tasks.history import pooled
 
+    every = [(side, iteration, 23) for side in ("client", "server") for iteration in (1, 2, 3, 4)]
+    assert _label_b_p95_near_22(1200) == (145, 0, every)
+    member_change = pooled._member_change
+    monkeypatch.setattr(pooled, "_member_change",
+                        lambda member, values, span, direction, settings, agree=True, member_p=pooled.MEMBER_P:
+                        member_change(member, values, span, direction, settings, True, member_p))
+    assert _label_b_p95_near_22(1200) == (142, 0, [("client", 1, 23), ("client", 3, 23), ("client", 4, 23),
+                                                   ("server", 2, 23), ("server", 3, 23)])
+
+
+def test_a_labels_members_are_named_at_a_looser_p_at_a_run_its_sibling_settled(monkeypatch):
+    """Seed 1200 at 3-5 % noise: label B's +6 % at night 22, settled by its p50 group; its p95 group's residuals rose at
+    23. Each p95 member's own test there is only asked p <= MEMBER_P x SETTLED_P (0.2): two groups of the label placed
+    the shift, and every member of a label moves with its code. All 8 are named, 145 of 152 found, no false change. At
+    MEMBER_P (SETTLED_P 1) client iterations 1 and 3 and server iteration 1 were not: 5 named and 142 found."""
+    from tasks.history import pooled
+
+    every = [(side, iteration, 23) for side in ("client", "server") for iteration in (1, 2, 3, 4)]
+    assert _label_b_p95_near_22(1200) == (145, 0, every)
+    monkeypatch.setattr(pooled, "SETTLED_P", 1.0)
     assert _label_b_p95_near_22(1200) == (142, 0, [("client", 2, 23), ("client", 4, 23), ("server", 2, 23),
                                                    ("server", 3, 23), ("server", 4, 23)])
-    member_change = pooled._member_change
-    monkeypatch.setattr(pooled, "_member_change", lambda member, values, span, direction, settings, agree=True:
-                        member_change(member, values, span, direction, settings, True))
-    assert _label_b_p95_near_22(1200) == (140, 0, [("client", 4, 23), ("server", 2, 23), ("server", 3, 23)])
 
 
 def test_a_run_where_one_iteration_changed_alone_is_the_groups_shift_when_the_others_moved_too(monkeypatch):
     """Seed 1201 at 3-5 % noise: iteration 1's two p95 series of label B found its +6 % at night 22 alone, which made
     22 a bound of the group's segments (`_subgroup_runs`), never tested as its shift. The other six moved +5.7 % there
     (p 1e-4): tested at that run (`_shared_subgroup_runs`), it is the group's shift, client iteration 3 is named and
-    iteration 1's own changes are kept, 133 of 152 found, no false change. As a bound only: none at 22, 130 found."""
+    iteration 1's own changes are kept, 134 of 152 found, no false change. As a bound only: none at 22, 131 found."""
     from tasks.history import pooled
 
-    assert _label_b_p95_near_22(1201) == (133, 0, [("client", 1, 22), ("client", 3, 22), ("server", 1, 22)])
+    assert _label_b_p95_near_22(1201) == (134, 0, [("client", 1, 22), ("client", 3, 22), ("server", 1, 22)])
     monkeypatch.setattr(pooled, "_shared_subgroup_runs", lambda *args: [])
-    assert _label_b_p95_near_22(1201) == (130, 0, [])
+    assert _label_b_p95_near_22(1201) == (131, 0, [])
 
 
 def test_a_groups_values_shift_two_runs_from_its_siblings_run_moves_there(monkeypatch):
     """Seed 1315 at 3-5 % noise: label B's +6 % at night 22, settled there by its p50 group; its p95 group's values
     split at 24, where it named server iteration 2 and client iteration 3: 2 false changes. Moved to the sibling's run,
     where the group's series still steps (`_toward_siblings`), the shift names none of them there, and the history
-    finds 135 of 152 items against 133."""
+    finds 138 of 152 items against 133."""
     from tasks.history import pooled
 
     history = sixty_nights(1315, (0.03, 0.05))
@@ -546,7 +562,7 @@ def test_a_groups_values_shift_two_runs_from_its_siblings_run_moves_there(monkey
         result = score(history, detect_history(history))
         return result.found, result.false
 
-    assert scored() == (135, [])
+    assert scored() == (138, [])
     monkeypatch.setattr(pooled, "_toward_siblings", lambda columns, values, shifts, *rest: shifts)
     assert scored() == (133, [(("A", "server", "(all)", 2, "B", "p95_ms"), 24),
                               (("A", "client", "(all)", 3, "B", "p95_ms"), 24)])
