@@ -489,6 +489,9 @@ def test_a_shift_most_members_missed_inside_the_segments_they_share_is_found_by_
     assert named_at_23() == []
 
 
+LABEL_B_P95_AT_23 = [(side, iteration, 23) for side in ("client", "server") for iteration in (1, 2, 3, 4)]
+
+
 def _label_b_p95_near_22(seed: int) -> tuple[int, int, list[tuple[str, int, int]]]:
     """Seed's history at 3-5 % noise, detected: items found, false changes, and label B's p95 change points at nights
     21-23 (side, iteration, night); first checks that all 8 rose 6 % at 22 (the generator's truth)."""
@@ -510,8 +513,7 @@ def test_a_labels_residuals_shift_names_members_wherever_their_own_values_split_
     agreement, 5 and 142: client iteration 2 (+4.2 %, p 0.026) splits best at night 4 alone."""
     from tasks.history import pooled
 
-    every = [(side, iteration, 23) for side in ("client", "server") for iteration in (1, 2, 3, 4)]
-    assert _label_b_p95_near_22(1200) == (145, 0, every)
+    assert _label_b_p95_near_22(1200) == (145, 0, LABEL_B_P95_AT_23)
     member_change = pooled._member_change
     monkeypatch.setattr(pooled, "_member_change",
                         lambda member, values, span, direction, settings, agree=True, member_p=pooled.MEMBER_P:
@@ -527,8 +529,7 @@ def test_a_labels_members_are_named_at_a_looser_p_at_a_run_its_sibling_settled(m
     MEMBER_P (SETTLED_P 1) client iterations 1 and 3 and server iteration 1 were not: 5 named and 142 found."""
     from tasks.history import pooled
 
-    every = [(side, iteration, 23) for side in ("client", "server") for iteration in (1, 2, 3, 4)]
-    assert _label_b_p95_near_22(1200) == (145, 0, every)
+    assert _label_b_p95_near_22(1200) == (145, 0, LABEL_B_P95_AT_23)
     monkeypatch.setattr(pooled, "SETTLED_P", 1.0)
     assert _label_b_p95_near_22(1200) == (142, 0, [("client", 2, 23), ("client", 4, 23), ("server", 2, 23),
                                                    ("server", 3, 23), ("server", 4, 23)])
