@@ -42,8 +42,8 @@ from tasks.report.charts import import_matplotlib
 from tasks.report.fmt import markdown_safe
 from tasks.report.steps import report_task
 from tasks.site.steps import site_task
-from tasks.stage.transport import StageError
 from tasks.settings import WORK_DIR, artifact_key
+from tasks.stage.transport import StageError
 from tasks.store.steps import store_bundle_task
 from tasks.validate.gx import prepare_context
 from tasks.validate.steps import validate_task

@@ -194,7 +194,7 @@ def copy_resuming(size: int, open_source: Callable[[int], BinaryIO], local: Path
 # file) and the watchdog's children, which outlive the process by up to the watchdog's one-second tick; a death in
 # that second went unseen by the check after an iteration.
 _ALIVE = (
-    "alive() { w=$(cat \"${2:-/dev/null}\" 2>/dev/null); kill -0 \"-$1\" 2>/dev/null && "
+    "alive() { w=; [ -z \"$2\" ] || w=$(cat \"$2\" 2>/dev/null); kill -0 \"-$1\" 2>/dev/null && "
     "ps -e -o pid= -o ppid= -o pgid= -o stat= | awk -v g=\"$1\" -v w=\"$w\" "
     "'{pp[$1] = $2; pg[$1] = $3; st[$1] = $4} END {for (p in pg) if (pg[p] == g && st[p] !~ /^Z/) "
     "{q = p; while (q != w && pg[q] == g) q = pp[q]; if (w == \"\" || q != w) {f = 1; break}} exit !f}'; }; "
