@@ -33,7 +33,8 @@ own changes retested between the group's (`changepoints.retest`), but for those 
 shift the residuals show only once the shared noise is divided out is none (`_in_raw_values`). The residuals are also
 searched inside the segments most members share (`_inside_common_segments`): a shift most of them missed is a bump
 there, not a step. A shift a sibling group settled (the same label or iteration in another latency metric) is tested
-in a group at its run alone (`_siblings_runs`). Once the groups are done, a series some group pools keeps a change of
+in a group at its run alone (`_siblings_runs`), as is, more strictly, a step of an iteration's throughput in that
+iteration's latency (`_load_hints`). Once the groups are done, a series some group pools keeps a change of
 its own only at p_value x ALONE_P (the others retested) when it has ALONE_RUNS runs or more: the groups test what
 several series share, and a series alone at p just under p_value was most of the false changes left. The groups
 still read every change the series found at p_value. A series' own change more than MOVE_RUNS and up to FAR_RUNS runs
@@ -86,6 +87,11 @@ NOISE_FLOOR = 0.002  # relative noise no member is weighted beyond (a nearly con
 RATES = frozenset({"error_rate"})  # proportions of the calls: tested as counts (significance.count_p)
 EXTREMES = frozenset({"max_ms"})  # one call's time: a change is shown, never announced unless alert_extremes
 UNPOOLED = EXTREMES | RATES  # in no group of their values (rates: rate_groups.py)
+THROUGHPUT = frozenset({"calls_per_s"})  # a step of an iteration's throughput is tested in its latency (`_load_hints`)
+LOAD_P = 0.001  # ... at this p at its run in the iteration's latency groups
+LOAD_SIZE = 1.0  # x min_change_pct: ... and this least shift of the group's series
+Hints = dict[tuple[int, float], tuple[float, float]]  # (plan position, direction) -> the p and least shift (%) its
+# test at that run asks (`_siblings_runs`)
 
 
 def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[Series, Change, str]]:
@@ -96,15 +102,19 @@ def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[S
         s.changes, s.confirmed, s.claimed = detect(s.values, settings, _counted(s)), set(), set()
         by.update({(id(s), change.index): "series" for change in s.changes})
     sides = _sides(series, settings)
-    named_groups = groups(series)
+    named_groups = sorted(groups(series), key=lambda group: group[1][0].key["metric"] not in THROUGHPUT)
     settled: dict[tuple, set[tuple[int, float]]] = {}  # a family's latency groups' shifts so far (`_siblings_runs`)
+    loads: dict[tuple, set[tuple[int, float]]] = {}  # an iteration's throughput shifts, as latency's (`_load_hints`)
     for name, members in named_groups:
         family = _family(members)
-        hints = settled.get(family, set())
+        sibling = (SIBLING_P, settings.min_change_pct * GROUP_SIZE)
+        hints = {**_load_hints(members, loads, settings), **dict.fromkeys(settled.get(family, set()), sibling)}
         moves, claims = pooled_changes(members, _group_settings(members, settings), sides, hints)
         _take(by, name, moves)
         if family is not None:
             settled.setdefault(family, set()).update(claims)
+        if members[0].key["metric"] in THROUGHPUT and not _one_label(members):
+            loads.setdefault(_pooling(members), set()).update((at, -sign) for at, sign in claims)
     for name, members in rate_groups([s for s in series if s.key["metric"] in RATES]):
         _take(by, name, placed_rate_changes(members, settings))
     alone = replace(settings, p_value=settings.p_value * ALONE_P)
@@ -123,6 +133,22 @@ def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[S
     for s in series:
         _toward_claims(s, by, settings)
     return [(s, change, by[id(s), change.index]) for s in series for change in s.changes]
+
+
+def _load_hints(members: list[Series], loads: dict[tuple, set[tuple[int, float]]], settings: ChangeSettings
+                ) -> Hints:
+    """The shifts an iteration's throughput group settled (`loads`: by `_pooling`, each in latency's direction, the
+    other way), as hints of that iteration's latency groups (an iteration's labels, not a label's group): each is
+    tested at its run at p <= LOAD_P and a shift of LOAD_SIZE x min_change_pct or more (`_siblings_runs`). Under
+    threads that wait for each answer (JMeter's, k6's VUs) the calls a second are the threads over the time of a
+    call: a step down of an iteration's throughput is a step up of its latency at the same run, and the calls are
+    counted with less noise than a percentile is measured. A throughput step need not come from latency (a load
+    plan's pacing), so the test is stricter than a sibling latency group's (SIBLING_P), and in a short plan too:
+    issue 21's plan B (8 nights) steps server iteration 4's p50 +10 % at night 55 with iterations 3 and 4's
+    throughput -15 %; a search of its group at `p_value` does not reach it with 3 runs before it (p about 1e-3)."""
+    if _noise_kind(members[0].key["metric"]) != "latency" or _one_label(members):
+        return {}
+    return dict.fromkeys(loads.get(_pooling(members), set()), (LOAD_P, settings.min_change_pct * LOAD_SIZE))
 
 
 def _toward_claims(s: Series, by: dict[tuple[int, int], str], settings: ChangeSettings) -> None:
@@ -284,13 +310,14 @@ def _name(key: tuple, size: int) -> str:
 
 
 def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[tuple, list[Series]] | None = None,
-                   hints: set[tuple[int, float]] = frozenset()
+                   hints: Hints | None = None
                    ) -> tuple[list[tuple[Series, Change, Change | None]], set[tuple[int, float]]]:
     """The change points of members that a group's pooled series shows and their own detection missed or placed
     a few runs away (that change is third in each tuple), and the group's settled shifts (plan position,
-    direction). `hints`: the shifts its sibling groups settled (`_siblings_runs`), each tested at its run
-    (`_sibling_settled`)."""
+    direction). `hints`: the shifts its sibling groups settled (`_siblings_runs`) or its iteration's throughput did
+    (`_load_hints`), each tested at its run at the (p, least shift) it maps to (`_sibling_settled`)."""
     group = replace(settings, min_change_pct=settings.min_change_pct * GROUP_SIZE)
+    hints = hints or {}
     clean = _corrected(members, sides if sides is not None else _sides(members, settings), settings)
     found, taken, claims, common = [], set(), set(), _common_runs(members)
     for residual in (True, False):
@@ -378,38 +405,44 @@ def _family(members: list[Series]) -> tuple | None:
     """The groups of one label (host, label) or one iteration (side, host, iteration) that pool a latency
     (`_noise_kind`) in a plan of ALONE_RUNS runs or more, one group per metric: siblings, whose shifts are tested in
     each other (`_siblings_runs`). None for any other group."""
-    first = members[0].key
-    if _noise_kind(first["metric"]) != "latency" or not any(_long(m) for m in members):
+    if _noise_kind(members[0].key["metric"]) != "latency" or not any(_long(m) for m in members):
         return None
+    return _pooling(members)
+
+
+def _pooling(members: list[Series]) -> tuple:
+    """What a group pools, whatever its metric: one label (host, label) or one iteration (side, host, iteration)."""
+    first = members[0].key
     if _one_label(members):
         return "label", first["host"], first["label"]
     return "iteration", first["side"], first["host"], first["iteration"]
 
 
 def _siblings_runs(columns: np.ndarray, pooled: np.ndarray, shifts: list[Change], bounds: set[int],
-                   hints: set[tuple[int, float]], group: ChangeSettings) -> list[Change]:
+                   hints: Hints, group: ChangeSettings) -> list[Change]:
     """The shifts of a group's series at the runs its siblings (`_family`: the same label or iteration in another
-    latency metric, the groups before it) settled a shift at (`hints`: plan position, direction), each tested alone
-    at that run between the group's `shifts` and `bounds` (Student's p <= SIBLING_P, the same direction, the group's
-    least size), none within a run of them. One change of a label's code moves its typical calls and its tail at the
-    same run, and a test at a known run asks far less of the values than the best split of a search: at 3-5 % noise
-    (seeds 1200-1399) label B's p95 groups named members for its +6 % at night 22 on 114 of 200 histories, its p50
-    groups on 180. A family's groups run in the order of their metrics' names (`history_points`: avg_ms, p50_ms, p90_ms,
-    p95_ms, p99_ms), so the less noisy go first. A plan under ALONE_RUNS runs asks none (`_family`): with a few
-    nights a side a shift of one metric only passes SIBLING_P by chance in its sibling (seed 1375: plan B's p50 at
-    night 55 named two p95 series of server iteration 4)."""
+    latency metric, the groups before it) settled a shift at (`hints`: plan position, direction -> the test's p and
+    least shift), each tested alone at that run between the group's `shifts` and `bounds` (Student's p <= SIBLING_P,
+    the same direction, the group's least size; for a throughput's shift `_load_hints`'), none within a run of them.
+    One change of a label's code moves its typical calls and its tail at the same run, and a test at a known run asks
+    far less of the values than the best split of a search: at 3-5 % noise (seeds 1200-1399) label B's p95 groups named
+    members for its +6 % at night 22 on 114 of 200 histories, its p50 groups on 180. A family's groups run in the order
+    of their metrics' names (`history_points`: avg_ms, p50_ms, p90_ms, p95_ms, p99_ms), so the less noisy go first. A
+    plan under ALONE_RUNS runs asks none (`_family`): with a few nights a side a shift of one metric only passes
+    SIBLING_P by chance in its sibling (seed 1375: plan B's p50 at night 55 named two p95 series of server iteration 4).
+    A throughput's shift is a hint there too, at its own stricter test (`_load_hints`)."""
     taken = sorted(bounds | {int(columns[c.index]) for c in shifts})
     found: list[Change] = []
-    for at, direction in sorted(hints):
+    for (at, direction), test in sorted(hints.items()):
         if any(abs(at - run) <= 1 for run in [*taken, *(int(columns[c.index]) for c in found)]):
             continue
-        change = _steps_at(columns, pooled, at, taken, direction, group)
+        change = _steps_at(columns, pooled, at, taken, direction, group, test)
         if change is not None:
             found.append(change)
     return found
 
 
-def _sibling_settled(at: int, direction: float | None, hints: set[tuple[int, float]]) -> bool:
+def _sibling_settled(at: int, direction: float | None, hints: Hints) -> bool:
     """Whether a sibling group settled a shift of this direction within a run of `at` (`_siblings_runs`): then a
     shift of the group's values there that no member found alone names members as if one had, from half the values'
     shift (`_moved_alone`, `_named_from_values`). The sibling's shift is the evidence a member's own change would be:
@@ -517,7 +550,7 @@ def _shared_subgroup_runs(members: list[Series], clean: list[np.ndarray], group_
             continue
         direction = near[0][0]
         theirs = _steps_at(*_pooled([m for m, _ in rest], [v for _, v in rest], settings, False), at, taken, direction,
-                           group)
+                           group, (SIBLING_P, group.min_change_pct))
         change = _change_at_run(columns, pooled, at, taken, group)
         if theirs is not None and change is not None and np.sign(change.change_pct) == direction:
             found.append(change)
@@ -525,10 +558,10 @@ def _shared_subgroup_runs(members: list[Series], clean: list[np.ndarray], group_
 
 
 def _toward_siblings(columns: np.ndarray, pooled: np.ndarray, shifts: list[Change], bounds: set[int],
-                     hints: set[tuple[int, float]], group: ChangeSettings) -> list[Change]:
+                     hints: Hints, group: ChangeSettings) -> list[Change]:
     """The group's values' shifts, each moved to a run a sibling settled (`hints`: run, direction) NEAR_RUNS runs from
     it, the same way, with no other shift or bound (plan positions) between, when the group's series still steps there
-    (Student's p <= SIBLING_P, the group's least size, between its neighbouring shifts and bounds). One change of a
+    (Student's p and least shift of the hint, between its neighbouring shifts and bounds). One change of a
     label's code moves its typical calls and its tail at one run, and the sibling placed it with less noise: seed 1225
     at 3-5 % noise, label B's +6 % at night 22, settled there by its p50 group, split at 24 in its p95 values, where
     the group named four members (4 false changes). A shift a run from the sibling's stays: either run is within the
@@ -541,7 +574,8 @@ def _toward_siblings(columns: np.ndarray, pooled: np.ndarray, shifts: list[Chang
                       and sign == np.sign(shift.change_pct)
                       and not any(min(run, runs[i]) <= other <= max(run, runs[i]) for other in others))
         for run in near:
-            change = _steps_at(columns, pooled, run, others, float(np.sign(shift.change_pct)), group)
+            direction = float(np.sign(shift.change_pct))
+            change = _steps_at(columns, pooled, run, others, direction, group, hints[run, direction])
             if change is not None:
                 shift = change
                 break
@@ -550,12 +584,12 @@ def _toward_siblings(columns: np.ndarray, pooled: np.ndarray, shifts: list[Chang
 
 
 def _steps_at(columns: np.ndarray, pooled: np.ndarray, at: int, bounds: Iterable[int], direction: float,
-              group: ChangeSettings) -> Change | None:
+              group: ChangeSettings, test: tuple[float, float]) -> Change | None:
     """The group's series' change at a run other evidence gave (`_change_at_run`) when it steps there the way
-    `direction` says, at Student's p <= SIBLING_P and the group's least size; else None."""
+    `direction` says, at Student's p and a shift (%) of at least `test`'s; else None."""
     change = _change_at_run(columns, pooled, at, bounds, group)
-    if (change is not None and np.sign(change.change_pct) == direction and change.p_value <= SIBLING_P
-            and abs(change.change_pct) >= group.min_change_pct):
+    if (change is not None and np.sign(change.change_pct) == direction and change.p_value <= test[0]
+            and abs(change.change_pct) >= test[1]):
         return change
     return None
 
