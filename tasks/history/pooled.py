@@ -105,9 +105,9 @@ def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[S
     named_groups = sorted(groups(series), key=lambda group: group[1][0].key["metric"] not in THROUGHPUT)
     settled: dict[tuple, set[tuple[int, float]]] = {}  # a family's latency groups' shifts so far (`_siblings_runs`)
     loads: dict[tuple, set[tuple[int, float]]] = {}  # an iteration's throughput shifts, as latency's (`_load_hints`)
+    sibling = (SIBLING_P, settings.min_change_pct * GROUP_SIZE)  # the test at a run a sibling settled
     for name, members in named_groups:
         family = _family(members)
-        sibling = (SIBLING_P, settings.min_change_pct * GROUP_SIZE)
         hints = {**_load_hints(members, loads, settings), **dict.fromkeys(settled.get(family, set()), sibling)}
         moves, claims = pooled_changes(members, _group_settings(members, settings), sides, hints)
         _take(by, name, moves)
@@ -423,7 +423,7 @@ def _siblings_runs(columns: np.ndarray, pooled: np.ndarray, shifts: list[Change]
     """The shifts of a group's series at the runs its siblings (`_family`: the same label or iteration in another
     latency metric, the groups before it) settled a shift at (`hints`: plan position, direction -> the test's p and
     least shift), each tested alone at that run between the group's `shifts` and `bounds` (Student's p <= SIBLING_P,
-    the same direction, the group's least size; for a throughput's shift `_load_hints`'), none within a run of them.
+    the same direction, the group's least size; a throughput's shift: LOAD_P and its size), none within a run of them.
     One change of a label's code moves its typical calls and its tail at the same run, and a test at a known run asks
     far less of the values than the best split of a search: at 3-5 % noise (seeds 1200-1399) label B's p95 groups named
     members for its +6 % at night 22 on 114 of 200 histories, its p50 groups on 180. A family's groups run in the order
