@@ -789,9 +789,9 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
     the member's own values split best (up to AGREE_RUNS away), not at the run where the group's other members, or a
     shift of the member at another run, put the group's change. Not so when its own test gives p <= `free_p`
     (`_free_p`), as for a shift a label's group found in its residuals within a run of one a sibling group settled
-    (`_sibling_settled`): every member of a label
-    moves with its code, the residuals' shift is what no member was sure of alone, and with the sibling's the run is
-    known twice over, so a member's best split over a long segment is its noise's (seed 1200 at 3-5 % noise: label B's
+    (`_sibling_settled`): every member of a label moves with its code, the residuals' shift is what no member was sure
+    of alone, and with the sibling's the run is known twice over, so a member's best split over a long segment is its
+    noise's (seed 1200 at 3-5 % noise: label B's
     +6 % at night 22, settled there by its p50 group; client iteration 2's p95 +4.2 % at the residuals' run, p 0.026,
     its best split at night 4). Without a sibling's run, a residuals' shift placed nights off names every member there
     (seed 1407: label B's p50 at night 27 for its +6 % at 22, 8 false changes). Its own t-test passes at `member_p`
@@ -837,14 +837,15 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
 
 def _free_p(members: list[Series], residual: bool, label_settled: bool, member_p: float) -> float:
     """The p of a member's own test at a group's run at or under which it is named wherever its own values split best
-    (`_member_change`; 0: never). In a label's group at a run a sibling settled (`label_settled`): a shift of the
-    residuals, at any p that names it (`member_p`); of the values, at AGREE_P, but not in `(all)`'s group, whose
-    members are iterations that need not move together (seed 1372 at 3-5 % noise: iterations 3 and 4's +15 % at
-    night 8 named iteration 2's `(all)` p95 on both sides). A label's member that moved with its code at p 0.01 has
-    its best split elsewhere only by its noise over a long segment: at 3-5 % noise label C's +9 % at night 36, settled
-    by its p50 and p95 groups, was refused in 20 members of seeds 1200-1249 for a best split 3-13 runs off. At any p
-    that names a member (0.2) held-out seeds 2800-2999 gave 4 false changes more, at 0.05 2 more, at 0.01 none (seed
-    2893: label A's iteration 1 p95 on both sides at iterations 3 and 4's +15 % of night 8)."""
+    (`_member_change`; at 0 every member with p above 0 is asked to split best near the run). In a label's group at a
+    run a sibling settled (`label_settled`): a shift of the residuals, at any p that names it (`member_p`); of the
+    values, at AGREE_P, but not in `(all)`'s group, whose members are iterations that need not move together (seed 1372
+    at 3-5 % noise: iterations 3 and 4's +15 % at night 8 named iteration 2's `(all)` p95 on both sides). A label's
+    member that moved with its code at p 0.01 has its best split elsewhere only by its noise over a long segment: at
+    3-5 % noise label C's +9 % at night 36, settled by its p50 and p95 groups, was refused in 20 members of seeds
+    1200-1249 for a best split 3-13 runs off. At any p that names a member (0.2) held-out seeds 2800-2999 gave 4 false
+    changes more, at 0.05 2 more, at 0.01 none (seed 2893: label A's iteration 1 p95 on both sides at iterations 3 and
+    4's +15 % of night 8)."""
     if not label_settled:
         return 0.0
     if residual:
