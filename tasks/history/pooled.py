@@ -589,9 +589,10 @@ def _steps_at(columns: np.ndarray, pooled: np.ndarray, at: int, bounds: Iterable
               group: ChangeSettings, test: tuple[float, float]) -> Change | None:
     """The group's series' change at a run other evidence gave (`_change_at_run`) when it steps there the way
     `direction` says, at Student's p and a shift (%) of at least `test`'s; else None."""
+    p, least = test
     change = _change_at_run(columns, pooled, at, bounds, group)
-    if (change is not None and np.sign(change.change_pct) == direction and change.p_value <= test[0]
-            and abs(change.change_pct) >= test[1]):
+    if (change is not None and np.sign(change.change_pct) == direction and change.p_value <= p
+            and abs(change.change_pct) >= least):
         return change
     return None
 
@@ -791,13 +792,12 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
     (`_free_p`), as for a shift a label's group found in its residuals within a run of one a sibling group settled
     (`_sibling_settled`): every member of a label moves with its code, the residuals' shift is what no member was sure
     of alone, and with the sibling's the run is known twice over, so a member's best split over a long segment is its
-    noise's (seed 1200 at 3-5 % noise: label B's
-    +6 % at night 22, settled there by its p50 group; client iteration 2's p95 +4.2 % at the residuals' run, p 0.026,
-    its best split at night 4). Without a sibling's run, a residuals' shift placed nights off names every member there
-    (seed 1407: label B's p50 at night 27 for its +6 % at 22, 8 false changes). Its own t-test passes at `member_p`
-    (MEMBER_P, or x SETTLED_P in a label's group at a run a sibling settled). The change found on the corrected
-    `values` is reported at the sizes of the member's own values (`member.clean`), and dropped if those moved the other
-    way."""
+    noise's (seed 1200 at 3-5 % noise: label B's +6 % at night 22, settled there by its p50 group; client iteration 2's
+    p95 +4.2 % at the residuals' run, p 0.026, its best split at night 4). Without a sibling's run, a residuals' shift
+    placed nights off names every member there (seed 1407: label B's p50 at night 27 for its +6 % at 22, 8 false
+    changes). Its own t-test passes at `member_p` (MEMBER_P, or x SETTLED_P in a label's group at a run a sibling
+    settled). The change found on the corrected `values` is reported at the sizes of the member's own values
+    (`member.clean`), and dropped if those moved the other way."""
     first, at, last = span
     own = [(int(member.positions[c.index]), c) for c in member.changes if c.kind == "change"]
     if direction is None or any(pos == at for pos, _ in own):

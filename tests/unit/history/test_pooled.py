@@ -87,7 +87,8 @@ def short_plan(seed: int, latency: float, throughput: float, nights: int = 8, at
 def test_a_throughput_step_is_tested_in_its_iterations_latency_at_its_run(monkeypatch):
     """Plan B of issue 21's kind of history: 3 nights, then server iteration 4's p50 +10 % and its calls a second
     -15 %. The labels' group searched alone reaches p about 1e-3, short of `p_value`; tested at the run its throughput
-    group settled (`_load_hints`), it names most of them. A throughput step with no latency step names none."""
+    group settled (`_load_hints`), it names most of them. A throughput step with no latency step names none. Each
+    change at the step is the rise of the medians of the series' own values before and after it (numpy)."""
     from tasks.history import pooled
 
     def p50_changes(latency: float, throughput: float) -> tuple[int, int]:
@@ -97,6 +98,10 @@ def test_a_throughput_step_is_tested_in_its_iterations_latency_at_its_run(monkey
                 if s.key["metric"] == "p50_ms" and c.kind == "change":
                     at_step += c.index == 3 and latency != 1.0
                     elsewhere += c.index != 3 or latency == 1.0
+                    if c.index == 3:
+                        before, after = np.median(s.values[:3]), np.median(s.values[3:])
+                        assert (c.before_value, c.after_value) == pytest.approx((before, after), rel=1e-12)
+                        assert after > before
         return at_step, elsewhere
 
     assert p50_changes(1.10, 0.85) == (97, 4)  # of 300 series
