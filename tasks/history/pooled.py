@@ -21,26 +21,27 @@ The members' values are first divided by the noise their side shared on each nig
 holding none of the group's calls show it (every latency percentile of the side: `_noise_kind`): over 8 members it
 is most of the pooled noise, and a few slow nights after a shift placed the group's change 2-3 nights off.
 
-A change the group found becomes a change point of each member that moved with it and has none of its own
-at that run: at the group's run and between the group's neighbouring changes, in the same direction, at
-least half the group's size (closer to the group's shift than to none), and its own t-test p <= MEMBER_P
-(the group already answered whether anything moved; this only says which series did; x SETTLED_P in a label's group at
-a run a sibling group settled: two groups of the label placed its shift there), where its own values
-split best (AGREE_RUNS); a member's own change nearby moves to the group's run when the group's other members
-moved there too (MOVE_SHARE, `_others_moved`) and it is not at a run the group claimed already (`_claimed`). See
-`_member_change`. A group names members only for a change settled in its own series, and a member it named has its
-own changes retested between the group's (`changepoints.retest`), but for those at a group's run (`confirmed`). A
-shift the residuals show only once the shared noise is divided out is none (`_in_raw_values`). The residuals are also
-searched inside the segments most members share (`_inside_common_segments`): a shift most of them missed is a bump
-there, not a step. A shift a sibling group settled (the same label or iteration in another latency metric) is tested
-in a group at its run alone (`_siblings_runs`), as is, more strictly, a step of an iteration's throughput in that
-iteration's latency (`_load_hints`). Once the groups are done, a series some group pools keeps a change of
-its own only at p_value x ALONE_P (the others retested) when it has ALONE_RUNS runs or more: the groups test what
-several series share, and a series alone at p just under p_value was most of the false changes left. The groups
-still read every change the series found at p_value. A series' own change more than MOVE_RUNS and up to FAR_RUNS runs
-from a shift one of its groups claimed, the same way, is retested with the group's run as a bound (`_far_claims`).
-Last, a series' own change 2 to FAR_RUNS runs from such a claim moves to it when its values fit a step there about as
-well (`_toward_claims`): one series places a small shift by its noise, its group by 8 series.
+A change the group found becomes a change point of each member that moved with it and has none of its own at that
+run: at the group's run and between the group's neighbouring changes, in the same direction, at least half the
+group's size (closer to the group's shift than to none), and its own t-test p <= MEMBER_P (the group already answered
+whether anything moved; this only says which series did; x SETTLED_P in a label's group at a run a sibling group
+settled: two groups of the label placed its shift there), where its own values split best (AGREE_RUNS); a member's
+own change nearby moves to the group's run when the group's other members moved there too (MOVE_SHARE,
+`_others_moved`) and it is not at a run the group claimed already (`_claimed`). See `_member_change`. A group names
+members only for a change settled in its own series, and a member it named has its own changes retested between the
+group's (`changepoints.retest`), but for those at a group's run (`confirmed`). A shift the residuals show only once
+the shared noise is divided out is none (`_in_raw_values`). The residuals are also searched inside the segments most
+members share (`_inside_common_segments`): a shift most of them missed is a bump there, not a step. A shift a sibling
+group settled (the same label or iteration in another latency metric) is tested in a group at its run alone
+(`_siblings_runs`), as is, more strictly, a step of an iteration's throughput in that iteration's latency
+(`_load_hints`), and a shift of the family's groups pooled as one (`_joint_claims`). Once the groups are done, a
+series some group pools keeps a change of its own only at p_value x ALONE_P (the others retested) when it has
+ALONE_RUNS runs or more: the groups test what several series share, and a series alone at p just under p_value was
+most of the false changes left. The groups still read every change the series found at p_value. A series' own change
+more than MOVE_RUNS and up to FAR_RUNS runs from a shift one of its groups claimed, the same way, is retested with
+the group's run as a bound (`_far_claims`). Last, a series' own change 2 to FAR_RUNS runs from such a claim moves to
+it when its values fit a step there about as well (`_toward_claims`): one series places a small shift by its noise,
+its group by 8 series.
 """
 
 from __future__ import annotations
@@ -107,10 +108,12 @@ def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[S
     settled: dict[tuple, set[tuple[int, float]]] = {}  # a family's latency groups' shifts so far (`_siblings_runs`)
     loads: dict[tuple, set[tuple[int, float]]] = {}  # an iteration's throughput shifts, as latency's (`_load_hints`)
     sibling = (SIBLING_P, settings.min_change_pct * GROUP_SIZE)  # the test at a run a sibling settled
+    joint = _joint_claims(named_groups, sides, settings)
     for name, members in named_groups:
         family = _family(members)
         hints = {**_load_hints(members, loads, settings), **dict.fromkeys(settled.get(family, set()), sibling)}
-        moves, claims = pooled_changes(members, _group_settings(members, settings), sides, hints)
+        moves, claims = pooled_changes(members, _group_settings(members, settings), sides, hints,
+                                       dict.fromkeys(joint.get(family, set()), sibling))
         _take(by, name, moves)
         if family is not None:
             settled.setdefault(family, set()).update(claims)
@@ -134,6 +137,29 @@ def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[S
     for s in series:
         _toward_claims(s, by, settings)
     return [(s, change, by[id(s), change.index]) for s in series for change in s.changes]
+
+
+def _joint_claims(named_groups: list[tuple[str, list[Series]]], sides: dict[tuple, list[Series]],
+                  settings: ChangeSettings) -> dict[tuple, set[tuple[int, float]]]:
+    """The shifts (plan position, direction) each family's groups settle pooled as one group (`_family`: a label's or
+    an iteration's latency groups of every metric), for families of two metrics or more. Each is then tested in the
+    family's groups at its run as a sibling's shift is (`_siblings_runs`, `_toward_siblings`), but is not a sibling's
+    settled shift (`_sibling_settled`), which would name members on weaker evidence: one code change moves a label's
+    typical and tail times at one run, and pooled they find it where each metric's group alone is short of `p_value`,
+    or places it two runs off (seed 1259 of issue 21's kind of history at 3-5 % noise: iteration 1's -12 % at night
+    15, split at 13 by its p50 group, which its p95 group followed, 5 false changes; pooled, at 15: 1). The pooled
+    group names no member and claims nothing in the members (copies are pooled)."""
+    families: dict[tuple, list[list[Series]]] = {}
+    for _, members in named_groups:
+        family = _family(members)
+        if family is not None:
+            families.setdefault(family, []).append(members)
+    joint = {}
+    for family, metric_groups in families.items():
+        if len(metric_groups) > 1:
+            members = [replace(m, confirmed=set(), claimed=set()) for group in metric_groups for m in group]
+            joint[family] = pooled_changes(members, _group_settings(members, settings), sides)[1]
+    return joint
 
 
 def _load_hints(members: list[Series], loads: dict[tuple, set[tuple[int, float]]], settings: ChangeSettings
@@ -311,14 +337,16 @@ def _name(key: tuple, size: int) -> str:
 
 
 def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[tuple, list[Series]] | None = None,
-                   hints: Hints | None = None
+                   hints: Hints | None = None, joint: Hints | None = None
                    ) -> tuple[list[tuple[Series, Change, Change | None]], set[tuple[int, float]]]:
     """The change points of members that a group's pooled series shows and their own detection missed or placed
     a few runs away (that change is third in each tuple), and the group's settled shifts (plan position,
     direction). `hints`: the shifts its sibling groups settled (`_siblings_runs`) or its iteration's throughput did
-    (`_load_hints`), each tested at its run at the (p, least shift) it maps to (`_sibling_settled`)."""
+    (`_load_hints`), each tested at its run at the (p, least shift) it maps to (`_sibling_settled`). `joint`: the
+    shifts its family's groups pooled settled (`_joint_claims`), tested so too but not taken as a sibling's."""
     group = replace(settings, min_change_pct=settings.min_change_pct * GROUP_SIZE)
     hints = hints or {}
+    tested = {**(joint or {}), **hints}
     clean = _corrected(members, sides if sides is not None else _sides(members, settings), settings)
     found, taken, claims, common = [], set(), set(), _common_runs(members)
     for residual in (True, False):
@@ -335,11 +363,11 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             shifts = sorted(shifts + (_split_within(columns, pooled, shifts, runs, group) if runs else []),
                             key=lambda c: c.index)
             shifts = placed(pooled, shifts, [int(i) for i in np.searchsorted(columns, sorted(runs))], group)
-            shifts = _toward_siblings(columns, pooled, shifts, runs | common, hints, group)
+            shifts = _toward_siblings(columns, pooled, shifts, runs | common, tested, group)
             shared = _shared_subgroup_runs(members, clean, (columns, pooled), shifts, runs, common, settings, group)
             runs -= {int(columns[c.index]) for c in shared}
             shifts = sorted(shifts + shared, key=lambda c: c.index)
-            shifts = sorted(shifts + _siblings_runs(columns, pooled, shifts, runs | common, hints, group),
+            shifts = sorted(shifts + _siblings_runs(columns, pooled, shifts, runs | common, tested, group),
                             key=lambda c: c.index)
         bounds = [0, *(c.index for c in shifts), columns.size]
         for i, shift in enumerate(shifts):
