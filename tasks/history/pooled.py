@@ -147,8 +147,9 @@ def _joint_claims(named_groups: list[tuple[str, list[Series]]], sides: dict[tupl
     settled shift (`_sibling_settled`), which would name members on weaker evidence: one code change moves a label's
     typical and tail times at one run, and pooled they find it where each metric's group alone is short of `p_value`,
     or places it two runs off (seed 1259 of issue 21's kind of history at 3-5 % noise: iteration 1's -12 % at night
-    15, split at 13 by its p50 group, which its p95 group followed, 5 false changes; pooled, at 15: 1). The pooled
-    group names no member and claims nothing in the members (copies are pooled)."""
+    15, split at 13 by its p50 group, which its p95 group followed, 5 false changes; pooled, at 15: 1). Not in a group's
+    residuals: there the drift's shift was claimed first and named no member where the values name two (seeds 1201,
+    1202). The pooled group names no member and claims nothing in the members (copies are pooled)."""
     families: dict[tuple, list[list[Series]]] = {}
     for _, members in named_groups:
         family = _family(members)
@@ -343,7 +344,8 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
     a few runs away (that change is third in each tuple), and the group's settled shifts (plan position,
     direction). `hints`: the shifts its sibling groups settled (`_siblings_runs`) or its iteration's throughput did
     (`_load_hints`), each tested at its run at the (p, least shift) it maps to (`_sibling_settled`). `joint`: the
-    shifts its family's groups pooled settled (`_joint_claims`), tested so too but not taken as a sibling's."""
+    shifts its family's groups pooled settled (`_joint_claims`), tested so too in the group's values (not its
+    residuals), but not taken as a sibling's settled shift."""
     group = replace(settings, min_change_pct=settings.min_change_pct * GROUP_SIZE)
     hints = hints or {}
     tested = {**(joint or {}), **hints}

@@ -1001,8 +1001,9 @@ def test_a_familys_latency_groups_pooled_place_a_shift_its_metrics_groups_put_tw
     """Seed 1259 at 3-5 % noise: server iteration 1's labels A and B fell 12 % at night 15 in p50 and p95. The
     iteration's p50 group split its values at 13 (A's p50 -9 % there by noise), and its p95 group, whose values split
     at 15, moved to that sibling's run: A and B named at 13 in both metrics, 5 false changes, 136 of 152 found. The
-    iteration's p50 and p95 pooled as one group (`_joint_claims`) settle 15; tested at that run in each metric's
-    values, it names all four there: 1 false change (`(all)`'s p50 alone at 13), 141 found."""
+    iteration's p50 and p95 pooled as one group (`_joint_claims`) settle 15; the p50 group's split moves there
+    (`_toward_siblings`), A keeps its own changes at 15 and B is named there in both metrics: 1 false change (`(all)`'s
+    p50 alone at 13), 141 found."""
     from tasks.history import pooled
 
     history = sixty_nights(1259, (0.03, 0.05))
