@@ -455,8 +455,8 @@ def test_a_small_groups_shift_is_placed_at_its_members_run_not_at_its_values_lat
     """Seed 1235: iteration 3's server labels rose 12 % in p95 at night 29, label C 9 % more at 36. Labels A and B found
     29 alone (A's own change taken by its label's group there); the iteration's group split its values at 34, between
     the two shifts, and named A and B there: 2 false changes, 29 lost for both. At the run its members found alone
-    (`_members_run`: the median run of theirs, for a group of 3 when 2 agree) the group claims nothing new. (The
-    shifts of the iteration's p50 and p95 pooled, `_joint_claims`, now place it at 29 too: switched off with the rule
+    (`_members_run`: the median run of theirs, for a group of 3 when 2 agree) the group claims nothing new. (With the
+    families' pooled groups on, `_joint_claims`, the path without the rule finds 29 too: they are switched off with it
     to show the rule alone.)"""
     from tasks.history import pooled
 
@@ -615,8 +615,8 @@ def test_a_run_where_one_iteration_changed_alone_is_the_groups_shift_when_the_ot
     """Seed 1201 at 3-5 % noise: iteration 1's two p95 series of label B found its +6 % at night 22 alone, which made
     22 a bound of the group's segments (`_subgroup_runs`), never tested as its shift. The other six moved +5.7 % there
     (p 1e-4): tested at that run (`_shared_subgroup_runs`), it is the group's shift, client iteration 3 is named and
-    iteration 1's own changes are kept, 134 of 152 found, no false change. As a bound only: none at 22, 131 found
-    (with the label's p50 and p95 pooled switched off too, `_joint_claims`, which keep client iteration 1's: 132)."""
+    iteration 1's own changes are kept, 134 of 152 found, no false change. As a bound only: client iteration 1's own
+    change kept at 22 and 132 found with the families' pooled groups (`_joint_claims`); none and 131 without them."""
     from tasks.history import pooled
 
     assert _label_b_p95_near_22(1201) == (134, 0, [("client", 1, 22), ("client", 3, 22), ("server", 1, 22)])
