@@ -149,7 +149,7 @@ def _joint_claims(named_groups: list[tuple[str, list[Series]]], sides: dict[tupl
     or places it two runs off (seed 1259 of issue 21's kind of history at 3-5 % noise: iteration 1's -12 % at night
     15, split at 13 by its p50 group, which its p95 group followed, 5 false changes; pooled, at 15: 1). Not in a group's
     residuals: there the drift's shift was claimed first and named no member where the values name two (seeds 1201,
-    1202). The pooled group names no member and claims nothing in the members (copies are pooled)."""
+    1202). The pooled group names no member and claims nothing in the members (`name_members` false)."""
     families: dict[tuple, list[list[Series]]] = {}
     for _, members in named_groups:
         family = _family(members)
@@ -158,8 +158,8 @@ def _joint_claims(named_groups: list[tuple[str, list[Series]]], sides: dict[tupl
     joint = {}
     for family, metric_groups in families.items():
         if len(metric_groups) > 1:
-            members = [replace(m, confirmed=set(), claimed=set()) for group in metric_groups for m in group]
-            joint[family] = pooled_changes(members, _group_settings(members, settings), sides)[1]
+            members = [m for group in metric_groups for m in group]
+            joint[family] = pooled_changes(members, _group_settings(members, settings), sides, name_members=False)[1]
     return joint
 
 
@@ -338,14 +338,15 @@ def _name(key: tuple, size: int) -> str:
 
 
 def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[tuple, list[Series]] | None = None,
-                   hints: Hints | None = None, joint: Hints | None = None
+                   hints: Hints | None = None, joint: Hints | None = None, name_members: bool = True
                    ) -> tuple[list[tuple[Series, Change, Change | None]], set[tuple[int, float]]]:
     """The change points of members that a group's pooled series shows and their own detection missed or placed
     a few runs away (that change is third in each tuple), and the group's settled shifts (plan position,
     direction). `hints`: the shifts its sibling groups settled (`_siblings_runs`) or its iteration's throughput did
     (`_load_hints`), each tested at its run at the (p, least shift) it maps to (`_sibling_settled`). `joint`: the
     shifts its family's groups pooled settled (`_joint_claims`), tested so too in the group's values (not its
-    residuals), but not taken as a sibling's settled shift."""
+    residuals), but not taken as a sibling's settled shift. `name_members` false: only the settled shifts, the members
+    left as they were (which members moved is not asked: the claims do not depend on it)."""
     group = replace(settings, min_change_pct=settings.min_change_pct * GROUP_SIZE)
     hints = hints or {}
     tested = {**(joint or {}), **hints}
@@ -381,6 +382,8 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             direction = None if shift.change_pct is None else float(np.sign(shift.change_pct))
             if direction is not None:
                 claims.add((at, direction))
+            if not name_members:
+                continue
             alone, settled = _moved_alone(members, at, shift), _sibling_settled(at, direction, hints)
             label_settled = _one_label(members) and settled
             if not residual and alone is None and settled:
@@ -406,11 +409,12 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
                 if residual or moved is not None or _named_from_values(members, member, named, at, settled, moves,
                                                                       alone, shift, settings):
                     found.append((member, named, moved))
-        if not residual:
+        if not residual and name_members:
             settled = [shift for shift in shifts if not shift.pending]  # a pending shift names none: no bound either
             found += _cluster_moves(members, clean, columns, pooled, settled, settings, taken, found)
-    for member in members:
-        member.claimed |= claims
+    if name_members:
+        for member in members:
+            member.claimed |= claims
     return found, claims
 
 

@@ -10,7 +10,7 @@ from tasks.history.changepoints import ChangeSettings, detect
 from tasks.history.pooled import find_changes
 from tasks.history.series import Series
 from tasks.history.significance import count_p, successive_overdispersion
-from tests.unit.history.synthetic import detect_history, score, series_id, sixty_nights
+from tests.unit.history.synthetic import OUTLIER, detect_history, score, series_id, sixty_nights
 
 SHIFT_AT = 22
 
@@ -499,8 +499,8 @@ def test_a_members_own_change_at_its_groups_shift_stays_when_its_other_changes_a
     assert nights() == ([15, 22, 29], 0)
     found_by_groups = pooled.pooled_changes
 
-    def none_confirmed(members, *args):
-        moves = found_by_groups(members, *args)
+    def none_confirmed(members, *args, **kwargs):
+        moves = found_by_groups(members, *args, **kwargs)
         for member in members:
             member.confirmed = set()
         return moves
@@ -1021,6 +1021,15 @@ def test_a_familys_latency_groups_pooled_place_a_shift_its_metrics_groups_put_tw
     all_p50 = ("A", "server", "(all)", 1, "(all)", "p50_ms")
     named = [(label, metric) for label in "AB" for metric in ("p50_ms", "p95_ms")]
     assert result() == (141, [(all_p50, 13)], [(label, metric, 15) for label, metric in named])
+    # each change at 15 is a fall between medians of the series' own values (numpy, the outlier night left out): the
+    # level before it over the nights since the plan began, the level after it over nights 15 onwards
+    nights = np.array(history.nights["A"])
+    for s, c, _ in detect_history(history):
+        if series_id(s.key) in moved and c.kind == "change" and nights[c.index] == 15:
+            values = np.where(nights == OUTLIER, np.nan, s.values)
+            after = {round(float(np.nanmedian(values[c.index:end])), 9) for end in range(c.index + 2, values.size + 1)}
+            assert c.before_value == pytest.approx(float(np.nanmedian(values[:c.index])), rel=1e-12)
+            assert round(c.after_value, 9) in after and c.after_value < c.before_value
     monkeypatch.setattr(pooled, "_joint_claims", lambda named_groups, sides, settings: {})
     assert result() == (136, sorted([(all_p50, 13)] + [(key, 13) for key in moved]),
                         [(label, metric, 13) for label, metric in named])
