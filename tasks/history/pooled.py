@@ -27,7 +27,9 @@ group's size (closer to the group's shift than to none), and its own t-test p <=
 whether anything moved; this only says which series did; x SETTLED_P in a label's group at a run a sibling group
 settled: two groups of the label placed its shift there), where its own values split best (AGREE_RUNS); a member's
 own change nearby moves to the group's run when the group's other members moved there too (MOVE_SHARE,
-`_others_moved`) and it is not at a run the group claimed already (`_claimed`). See `_member_change`. A group names
+`_others_moved`) and it is not at a run the group claimed already (`_claimed`). See `_member_change`. In a label's
+values at a run its family settled, members whose moves there are one move (Cochran's Q, `_moved_together`) are named
+too where their own tests did not: one code change moves every member of its label by about as much. A group names
 members only for a change settled in its own series, and a member it named has its own changes retested between the
 group's (`changepoints.retest`), but for those at a group's run (`confirmed`). A shift the residuals show only once
 the shared noise is divided out is none (`_in_raw_values`). The residuals are also searched inside the segments most
@@ -58,7 +60,7 @@ from tasks.history.changepoints import (
 from tasks.history.rate_groups import placed_rate_changes, rate_groups
 from tasks.history.series import Series
 from tasks.history.shared import MIN_SERIES, levels, shared_noise, without_outliers
-from tasks.history.significance import student_p
+from tasks.history.significance import homogeneity_p, student_p
 
 ALONE_P = 0.03  # x p_value: a pooled series' own change is kept at this stricter p once its groups were tested
 ALONE_RUNS = 30  # ... in a series of this many runs or more (a shorter one is tested at fewer splits)
@@ -73,6 +75,8 @@ POOLED_SIZE = 0.5  # x min_change_pct: the least move of a member a group names,
 MOVE_RUNS = 4  # runs: a member's own change this close to the group's, in its direction, moves to the group's run
 MOVE_SHARE = 0.5  # ... when the other members' shift there is at least this part of it (they moved too)
 OTHERS_RUNS = 6  # ... their shift read from this many runs on each side of the group's run (within its segments)
+TOGETHER_P = 0.2  # a label's members whose moves at a run its family settled are one move at this p (`_moved_together`)
+TOGETHER_SHARE = 0.25  # ... each named that moved its way at least this part of their mean move
 FAR_RUNS = 12  # runs: an own change up to this far from its group's shift (its way) is retested with it as a bound
 CONSENSUS_MEMBERS = 3  # members whose own changes at one run move their group's shift there (`_members_run`)
 CLUSTER_RUNS = 2  # ... whose own changes this close to one run where the group found none move together
@@ -395,10 +399,14 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             free_p = _free_p(members, residual, label_settled, member_p)
             moves = {id(m): _member_change(m, values, span, direction, settings, free_p, member_p)
                      for m, values in zip(members, clean)}
+            together = ({} if residual or not (settled or _sibling_settled(at, direction, joint or {}))
+                        else _moved_together(members, clean, span, direction, settings))
             for member in members:
                 member.confirmed |= {c.index for c in member.changes if c.kind == "change" and c.change_pct is not None
                                      and int(member.positions[c.index]) == at and np.sign(c.change_pct) == direction}
                 change = moves[id(member)]
+                if change is None and id(member) in together:
+                    found.append((member, together[id(member)], None))
                 if change is None:
                     continue
                 named, moved = change
@@ -867,6 +875,54 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
     change = Change(index, "change", low, high, (high - low) / low * 100, p,
                     min(left.size, right.size) < settings.settle_runs)
     return change, moved
+
+
+def _moved_together(members: list[Series], clean: list[np.ndarray], span: tuple[int, int, int],
+                    direction: float | None, settings: ChangeSettings) -> dict[int, Change]:
+    """The changes of a label's members (not `(all)`'s) at a run `at` where its family settled a shift (a sibling
+    group, or the family pooled: the caller asks) when their moves there are one move: their relative shifts over up
+    to OTHERS_RUNS runs on each side (within the group's segments and their own other changes), each weighed by its
+    noise (`relative_noise`), pass Cochran's homogeneity test (Q against chi-square, k - 1 degrees of freedom) at
+    TOGETHER_P, and their weighted mean is GROUP_SIZE x min_change_pct or more, in the shift's direction. Each member
+    without a change of its own within MOVE_RUNS of the run that moved its way at least TOGETHER_SHARE of the mean is
+    named. A code change moves every member of its label by about as much; one member alone is at its floor (label
+    B's +6 % at night 22 of issue 21's kind of history: about one member in three passes its own test, p 0.02-0.2),
+    and a shift of some iterations only (iterations 3 and 4's +15 % at night 8) fails the test at p < 0.001. Keyed by
+    the member's id; empty when the test fails."""
+    first, at, last = span
+    if direction is None or members[0].key["label"] == "(all)" or not _one_label(members):
+        return {}
+    moves = []
+    for member, values in zip(members, clean):
+        own = [int(member.positions[c.index]) for c in member.changes if c.kind == "change"]
+        near = [pos for pos in own if abs(pos - at) <= MOVE_RUNS]
+        mine = min(near, key=lambda pos: abs(pos - at)) if near else None
+        start = max([first, at - OTHERS_RUNS, *(pos for pos in own if pos < at and pos != mine)])
+        stop = min([last, at + OTHERS_RUNS - 1, *(pos - 1 for pos in own if pos > at and pos != mine)])
+        ok = np.isfinite(values)
+        left = ok & (member.positions >= start) & (member.positions < at)
+        right = ok & (member.positions >= at) & (member.positions <= stop)
+        if left.sum() < settings.settle_runs or right.sum() < settings.settle_runs:
+            return {}  # a member's move too short to weigh (or pending): whether all moved as one is not known
+        base = float(np.mean(values[left]))
+        if base <= 0:
+            return {}
+        error = max(relative_noise(values[ok]), NOISE_FLOOR) * np.sqrt(1 / left.sum() + 1 / right.sum())
+        moves.append((member, float(np.mean(values[right])) / base - 1, error, left, right, mine is None))
+    shift, weight = np.array([m[1] for m in moves]), np.array([m[2] for m in moves]) ** -2.0
+    mean = float(weight @ shift / weight.sum())
+    if (np.sign(mean) != direction or abs(mean) * 100 < GROUP_SIZE * settings.min_change_pct
+            or homogeneity_p(float(weight @ (shift - mean) ** 2), len(moves) - 1) < TOGETHER_P):
+        return {}
+    named = {}
+    for member, moved, _, left, right, free in moves:
+        low, high = float(np.median(member.clean[left])), float(np.median(member.clean[right]))
+        if not free or np.sign(moved) != direction or abs(moved) < TOGETHER_SHARE * abs(mean) or low <= 0 \
+                or np.sign(high - low) != direction:
+            continue  # its own change is near (the group's other rules move it); or it did not move the shift's way
+        named[id(member)] = Change(int(np.flatnonzero(right)[0]), "change", low, high, (high - low) / low * 100,
+                                   student_p(member.clean[left], member.clean[right]), False)  # settled: 3+ a side
+    return named
 
 
 def _free_p(members: list[Series], residual: bool, label_settled: bool, member_p: float) -> float:

@@ -62,6 +62,12 @@ def student_p(left: np.ndarray, right: np.ndarray) -> float:
     return float(2 * _special().stdtr(df, -abs(t)))
 
 
+def homogeneity_p(q: float, df: int) -> float:
+    """p of Cochran's Q (the weighted squared deviations of k estimates from their weighted mean) against
+    chi-square with df = k - 1: small when the estimates differ by more than their errors."""
+    return float(_special().gammaincc(df / 2, q / 2)) if df > 0 else 1.0
+
+
 def count_p(rates_left: np.ndarray, calls_left: np.ndarray, rates_right: np.ndarray, calls_right: np.ndarray,
             floor: float | None = None) -> float:
     """Two-sided p-value that the rate (errors / calls) is the same on both sides; see the module docstring.
