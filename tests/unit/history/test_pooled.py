@@ -149,6 +149,12 @@ def test_a_labels_members_that_moved_as_one_are_named_together_and_a_shift_of_so
     from tasks.history.significance import homogeneity_p
 
     runs = pooled.OTHERS_RUNS
+    for seed in (6, 9):
+        members = one_label(seed, (0.03, 0.05), shift=1.06)
+        for member in members:
+            member.clean = member.values
+        assert pooled._moved_together(members, [m.values for m in members], (0, SHIFT_AT, 39), 1.0,
+                                      ChangeSettings()) == {}
     for seed in (0, 1, 2, 3, 4, 5, 7, 8):
         members = one_label(seed, (0.03, 0.05), shift=1.06)
         for member in members:
