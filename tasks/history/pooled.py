@@ -840,17 +840,12 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
     changes). Its own t-test passes at `member_p` (MEMBER_P, or x SETTLED_P in a label's group at a run a sibling
     settled). The change found on the corrected `values` is reported at the sizes of the member's own values
     (`member.clean`), and dropped if those moved the other way."""
-    first, at, last = span
-    own = [(int(member.positions[c.index]), c) for c in member.changes if c.kind == "change"]
-    if direction is None or any(pos == at for pos, _ in own):
+    at = span[1]
+    near, moved, first, last = _own_near(member, span)
+    if direction is None or any(int(member.positions[c.index]) == at for c in near):
         return None
-    near = [(abs(pos - at), c) for pos, c in own if abs(pos - at) <= MOVE_RUNS]
-    if any(c.change_pct is None or np.sign(c.change_pct) != direction for _, c in near):
+    if any(c.change_pct is None or np.sign(c.change_pct) != direction for c in near):
         return None  # a move of its own the other way there: not the group's
-    moved = min(near, key=lambda pair: pair[0])[1] if near else None
-    others = [pos for pos, c in own if c is not moved]
-    first = max([first, *(pos for pos in others if pos < at)])
-    last = min([last, *(pos - 1 for pos in others if pos > at)])
     ok = np.isfinite(values)
     left_mask = ok & (member.positions >= first) & (member.positions < at)
     right_mask = ok & (member.positions >= at) & (member.positions <= last)
@@ -877,6 +872,19 @@ def _member_change(member: Series, values: np.ndarray, span: tuple[int, int, int
     return change, moved
 
 
+def _own_near(member: Series, span: tuple[int, int, int]) -> tuple[list[Change], Change | None, int, int]:
+    """The member's own changes within MOVE_RUNS of a group's run (span: the group's segments, first position, the
+    change's, last), the nearest of them (None: none), and the bounds of the member's segments around the run: the
+    group's, narrowed by its other own changes (`_member_change`, `_moved_together`)."""
+    first, at, last = span
+    own = [(int(member.positions[c.index]), c) for c in member.changes if c.kind == "change"]
+    near = [(abs(pos - at), c) for pos, c in own if abs(pos - at) <= MOVE_RUNS]
+    moved = min(near, key=lambda pair: pair[0])[1] if near else None
+    others = [pos for pos, c in own if c is not moved]
+    return ([c for _, c in near], moved, max([first, *(pos for pos in others if pos < at)]),
+            min([last, *(pos - 1 for pos in others if pos > at)]))
+
+
 def _moved_together(members: list[Series], clean: list[np.ndarray], span: tuple[int, int, int],
                     direction: float | None, settings: ChangeSettings) -> dict[int, Change]:
     """The changes of a label's members (not `(all)`'s) at a run `at` where its family settled a shift (a sibling
@@ -889,16 +897,13 @@ def _moved_together(members: list[Series], clean: list[np.ndarray], span: tuple[
     B's +6 % at night 22 of issue 21's kind of history at 3-5 % noise: its members' own tests left 607 of 1,600 items
     missed on seeds 1200-1299, 429 with this), and a shift of some iterations only (iterations 3 and 4's +15 % at
     night 8) fails the test at p < 0.001. Keyed by the member's id; empty when the test fails."""
-    first, at, last = span
+    at = span[1]
     if direction is None or members[0].key["label"] == "(all)" or not _one_label(members):
         return {}
     moves = []
     for member, values in zip(members, clean):
-        own = [int(member.positions[c.index]) for c in member.changes if c.kind == "change"]
-        near = [pos for pos in own if abs(pos - at) <= MOVE_RUNS]
-        mine = min(near, key=lambda pos: abs(pos - at)) if near else None
-        start = max([first, at - OTHERS_RUNS, *(pos for pos in own if pos < at and pos != mine)])
-        stop = min([last, at + OTHERS_RUNS - 1, *(pos - 1 for pos in own if pos > at and pos != mine)])
+        _, mine, start, stop = _own_near(member, span)
+        start, stop = max(start, at - OTHERS_RUNS), min(stop, at + OTHERS_RUNS - 1)
         ok = np.isfinite(values)
         left = ok & (member.positions >= start) & (member.positions < at)
         right = ok & (member.positions >= at) & (member.positions <= stop)
