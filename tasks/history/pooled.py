@@ -31,7 +31,8 @@ own change nearby moves to the group's run when the group's other members moved 
 values at a run its family settled, members whose moves there are one move (Cochran's Q, `_moved_together`) are named
 too where their own tests did not: one code change moves every member of its label by about as much. A group names
 members only for a change settled in its own series, and a member it named has its own changes retested between the
-group's (`changepoints.retest`), but for those at a group's run (`confirmed`). A shift the residuals show only once
+group's (`changepoints.retest`), but for those at a group's run where its other members moved too (`_confirmed`,
+CONFIRM_SHARE). A shift the residuals show only once
 the shared noise is divided out is none (`_in_raw_values`). The residuals are also searched inside the segments most
 members share (`_inside_common_segments`): a shift most of them missed is a bump there, not a step. A shift a sibling
 group settled (the same label or iteration in another latency metric) is tested in a group at its run alone
@@ -74,6 +75,7 @@ GROUP_SIZE = 0.7  # x min_change_pct: the least shift of a group's pooled series
 POOLED_SIZE = 0.5  # x min_change_pct: the least move of a member a group names, and of a shared-noise level
 MOVE_RUNS = 4  # runs: a member's own change this close to the group's, in its direction, moves to the group's run
 MOVE_SHARE = 0.5  # ... when the other members' shift there is at least this part of it (they moved too)
+CONFIRM_SHARE = 0.25  # a member's own change at a group's run is confirmed when the others moved this part of it
 OTHERS_RUNS = 6  # ... their shift read from this many runs on each side of the group's run (within its segments)
 TOGETHER_P = 0.2  # a label's members whose moves at a run its family settled are one move at this p (`_moved_together`)
 TOGETHER_SHARE = 0.25  # ... each named that moved its way at least this part of their mean move
@@ -402,8 +404,7 @@ def pooled_changes(members: list[Series], settings: ChangeSettings, sides: dict[
             together = ({} if residual or not (settled or _sibling_settled(at, direction, joint or {}))
                         else _moved_together(members, clean, span, direction, settings))
             for member in members:
-                member.confirmed |= {c.index for c in member.changes if c.kind == "change" and c.change_pct is not None
-                                     and int(member.positions[c.index]) == at and np.sign(c.change_pct) == direction}
+                member.confirmed |= _confirmed(members, clean, member, span, direction, settings, residual)
                 change = moves[id(member)]
                 if change is None and id(member) in together:
                     found.append((member, together[id(member)], None))
@@ -694,10 +695,10 @@ def _claimed(member: Series, own: Change, runs: set[int]) -> bool:
 
 
 def _others_moved(members: list[Series], clean: list[np.ndarray], member: Series, span: tuple[int, int, int],
-                  move: Change, settings: ChangeSettings, residual: bool) -> bool:
+                  move: Change, settings: ChangeSettings, residual: bool, share: float = MOVE_SHARE) -> bool:
     """Whether the group's other members (their pooled series, without `member`) moved at the group's run (span:
     the group's segments, first position, the run, last) in the direction of the member's `move` there, by at least
-    MOVE_SHARE of it. Only then is the group's run other series' evidence of the member's shift; else it is the
+    `share` of it (MOVE_SHARE; CONFIRM_SHARE to confirm its own change there, `_confirmed`). Only then is the group's run other series' evidence of the member's shift; else it is the
     member's own shift seen through the noise of members that did not move (one label of an iteration's group),
     placed no better than by the member alone. Their levels are the medians of up to OTHERS_RUNS runs on each side:
     a shift of a few members the group did not find (an improvement of one iteration a week before) moves the
@@ -714,7 +715,22 @@ def _others_moved(members: list[Series], clean: list[np.ndarray], member: Series
         return False
     low, high = float(np.median(before)), float(np.median(after))
     return bool(low > 0 and np.sign(high - low) == np.sign(move.change_pct)
-                and abs(high - low) / low * 100 >= MOVE_SHARE * abs(move.change_pct))
+                and abs(high - low) / low * 100 >= share * abs(move.change_pct))
+
+
+def _confirmed(members: list[Series], clean: list[np.ndarray], member: Series, span: tuple[int, int, int],
+               direction: float | None, settings: ChangeSettings, residual: bool) -> set[int]:
+    """The indices of the member's own changes at the group's run (span: its segments, first position, the run, last)
+    in the group's direction that the group confirms: they keep their p_value when the member's changes are retested at
+    the stricter ALONE_P (`find_changes`). Only where the group's other members moved there too, at least
+    CONFIRM_SHARE of the member's move (`_others_moved`): else the group's shift may be the member's own, seen through
+    members that did not move, and confirms itself (seed 1212 of issue 21's kind of history at 3-5 % noise: server
+    iteration 1's group of p50s claimed +7 % at night 27 from label B's own change there, p 7.6e-5, where labels A and
+    C did not move; a false change)."""
+    at = span[1]
+    return {c.index for c in member.changes if c.kind == "change" and c.change_pct is not None
+            and int(member.positions[c.index]) == at and np.sign(c.change_pct) == direction
+            and _others_moved(members, clean, member, span, c, settings, residual, CONFIRM_SHARE)}
 
 
 def _moved_alone(members: list[Series], at: int, shift: Change) -> float | None:
