@@ -103,6 +103,8 @@ LOAD_P = 0.001  # ... at this p at its run in the iteration's latency groups
 LOAD_SIZE = 1.0  # x min_change_pct: ... and this least shift of the group's series
 Hints = dict[tuple[int, float], tuple[float, float]]  # (plan position, direction) -> the p and least shift (%) its
 # test at that run asks (`_siblings_runs`)
+LabelMoves = list[tuple[Series, float, float, np.ndarray, np.ndarray, bool]]  # each member, its relative move at a
+# run, its error, its two windows, no own change near it (`_label_moves`)
 
 
 def find_changes(series: list[Series], settings: ChangeSettings) -> list[tuple[Series, Change, str]]:
@@ -704,12 +706,12 @@ def _others_moved(members: list[Series], clean: list[np.ndarray], member: Series
     the group's segments, first position, the run, last) in the direction of the member's `move` there, by at least
     `share` of it (MOVE_SHARE; CONFIRM_SHARE to confirm its own change there, `_confirmed`). Only then is the group's
     run other series' evidence of the member's shift; else it is the member's own shift seen through the noise of
-    members that did not move (one label of an iteration's group), placed no better than by the member alone. Their levels are the medians of up to OTHERS_RUNS runs on each side:
-    a shift of a few members the group did not find (an improvement of one iteration a week before) moves the
-    median of a whole segment, and hid that the others moved. The member's move is the one at the group's run
-    (`_member_change`), not its own change's: an own change between two shifts of the group stands for both (seed
-    1271 of issue 21's kind of history: server iteration 4's label C +22 % at night 31 for +12 % at 29 and +9 % at
-    36), and the others' move at either was under half of it."""
+    members that did not move (one label of an iteration's group), placed no better than by the member alone. Their
+    levels are the medians of up to OTHERS_RUNS runs on each side: a shift of a few members the group did not find (an
+    improvement of one iteration a week before) moves the median of a whole segment, and hid that the others moved.
+    The member's move is the one at the group's run (`_member_change`), not its own change's: an own change between
+    two shifts of the group stands for both (seed 1271 of issue 21's kind of history: server iteration 4's label C
+    +22 % at night 31 for +12 % at 29 and +9 % at 36), and the others' move at either was under half of it."""
     rest = [(m, values) for m, values in zip(members, clean) if m is not member]
     columns, pooled = _pooled([m for m, _ in rest], [values for _, values in rest], settings, residual)
     first, at, last = max(span[0], span[1] - OTHERS_RUNS), span[1], min(span[2], span[1] + OTHERS_RUNS - 1)
@@ -906,12 +908,12 @@ def _own_near(member: Series, span: tuple[int, int, int]) -> tuple[list[Change],
 
 
 def _label_moves(members: list[Series], clean: list[np.ndarray], span: tuple[int, int, int], settings: ChangeSettings
-                 ) -> list[tuple[Series, float, float, np.ndarray, np.ndarray, bool]] | None:
+                 ) -> LabelMoves | None:
     """Each member's relative move at the group's run (span: its segments, first position, the run, last) over up to
     OTHERS_RUNS runs on each side (within the group's segments and the member's own other changes, `_own_near`), with
     its error from its noise (`relative_noise`), its two windows and whether it has no change of its own within
-    MOVE_RUNS; in a label's group only (not `(all)`'s, whose members are iterations that need not move alike). None when a member
-    has under `settle_runs` runs on a side: whether all moved as one is not known."""
+    MOVE_RUNS; in a label's group only (not `(all)`'s, whose members are iterations that need not move alike). None
+    when a member has under `settle_runs` runs on a side: whether all moved as one is not known."""
     at = span[1]
     if members[0].key["label"] == "(all)" or not _one_label(members):
         return None
@@ -932,7 +934,7 @@ def _label_moves(members: list[Series], clean: list[np.ndarray], span: tuple[int
     return moves
 
 
-def _one_move(moves: list[tuple[Series, float, float, np.ndarray, np.ndarray, bool]]) -> tuple[float, float]:
+def _one_move(moves: LabelMoves) -> tuple[float, float]:
     """The members' mean move (weighted by their errors' inverse squares) and the p of their moves being one move:
     Cochran's Q against chi-square with k - 1 degrees of freedom (`significance.homogeneity_p`)."""
     shift, weight = np.array([m[1] for m in moves]), np.array([m[2] for m in moves]) ** -2.0
@@ -940,20 +942,19 @@ def _one_move(moves: list[tuple[Series, float, float, np.ndarray, np.ndarray, bo
     return mean, homogeneity_p(float(weight @ (shift - mean) ** 2), len(moves) - 1)
 
 
-def _label_member_p(moves: list[tuple[Series, float, float, np.ndarray, np.ndarray, bool]] | None,
-                    member_p: float) -> float:
+def _label_member_p(moves: LabelMoves | None, member_p: float) -> float:
     """The p a member's own test at a label group's run names it at: `member_p`, but MEMBER_P x APART_MEMBER_P where
     the label's members did not move as one there (`_one_move` p < APART_P): the shift is some iterations' (iteration
     1's -12 % at night 15 of issue 21's kind of history, in labels A and B), the others did not move, and of 6 members
-    that did not, one passes a t-test at 0.05 about one time in seven (seed 1234 at 3-5 % noise: label A's server
-    iteration 3 p95, -7.8 % at p 0.037, named at 15 by its label's group at x SETTLED_P, a false change)."""
+    that did not, one passes a t-test at 0.05 the shift's way one time in seven (1 - 0.975^6), more at x SETTLED_P
+    (seed 1234 at 3-5 % noise: label A's server iteration 3 p95, -7.8 % at p 0.037, named at 15 by its label's group
+    at x SETTLED_P, a false change)."""
     if moves is None or _one_move(moves)[1] >= APART_P:
         return member_p
     return min(member_p, MEMBER_P * APART_MEMBER_P)
 
 
-def _moved_together(moves: list[tuple[Series, float, float, np.ndarray, np.ndarray, bool]] | None,
-                    direction: float | None, settings: ChangeSettings) -> dict[int, Change]:
+def _moved_together(moves: LabelMoves | None, direction: float | None, settings: ChangeSettings) -> dict[int, Change]:
     """The changes of a label's members (their moves at a run where its family settled a shift, a sibling group or the
     family pooled: the caller asks; `_label_moves`) when their moves there are one move: p >= TOGETHER_P
     (`_one_move`), and their weighted mean is GROUP_SIZE x min_change_pct or more, in the shift's direction. Each member
