@@ -21,32 +21,30 @@ The members' values are first divided by the noise their side shared on each nig
 holding none of the group's calls show it (every latency percentile of the side: `_noise_kind`): over 8 members it
 is most of the pooled noise, and a few slow nights after a shift placed the group's change 2-3 nights off.
 
-A change the group found becomes a change point of each member that moved with it and has none of its own at that
-run: at the group's run and between the group's neighbouring changes, in the same direction, at least half the
-group's size (closer to the group's shift than to none), and its own t-test p <= MEMBER_P (the group already answered
-whether anything moved; this only says which series did; x SETTLED_P in a label's group at a run a sibling group
-settled: two groups of the label placed its shift there), where its own values split best (AGREE_RUNS); a member's
-own change nearby moves to the group's run when the group's other members moved there too (MOVE_SHARE,
-`_others_moved`) and it is not at a run the group claimed already (`_claimed`). See `_member_change`. In a label's
-values at a run its family settled, members whose moves there are one move (Cochran's Q, `_moved_together`) are named
-too where their own tests did not: one code change moves every member of its label by about as much; where they are
-far from one move (some iterations moved), a member's own test names it only at a stricter p (`_label_member_p`). A
-group names members only for a change settled in its own series, and a member it named has its own changes retested
-between the group's (`changepoints.retest`), but for those at a group's run where its other members moved too
-(`_confirmed`, CONFIRM_SHARE). A shift the residuals show only once
-the shared noise is divided out is none (`_in_raw_values`). The residuals are also searched inside the segments most
-members share (`_inside_common_segments`): a shift most of them missed is a bump there, not a step. A shift a sibling
-group settled (the same label or iteration in another latency metric) is tested in a group at its run alone
-(`_siblings_runs`), as is, more strictly, a step of an iteration's throughput in that iteration's latency
-(`_load_hints`), and a shift of the family's groups pooled as one (`_joint_claims`). Once the groups are done, a
-series some group pools keeps a change of its own only at p_value x ALONE_P (the others retested) when it has
-ALONE_RUNS runs or more: the groups test what several series share, and a series alone at p just under p_value was
-most of the false changes left. The groups still read every change the series found at p_value. A series' own change
-more than MOVE_RUNS and up to FAR_RUNS runs from a shift one of its groups claimed, the same way, is retested with
-the group's run as a bound (`_far_claims`). Last, a series' own change 2 to FAR_RUNS runs from such a claim moves to
-it when its values fit a step there about as well (`_toward_claims`): one series places a small shift by its noise,
-its group by 8 series.
-"""
+A change the group found becomes a change point of each member that moved with it and has none of its own at that run:
+at the group's run and between the group's neighbouring changes, in the same direction, at least half the group's size
+(closer to the group's shift than to none), and its own t-test p <= MEMBER_P (the group already answered whether
+anything moved; this only says which series did; x SETTLED_P in a label's group at a run a sibling group settled: two
+groups of the label placed its shift there), where its own values split best (AGREE_RUNS); a member's own change nearby
+moves to the group's run when the group's other members moved there too (MOVE_SHARE, `_others_moved`) and it is not at
+a run the group claimed already (`_claimed`). See `_member_change`. In a label's values at a run its family settled,
+members whose moves there are one move (Cochran's Q, `_moved_together`) are named too where their own tests did not:
+one code change moves every member of its label by about as much; where they are far from one move (some iterations
+moved), a member's own test names it only at a stricter p (`_label_member_p`; in `(all)`'s group too). A group names
+members only for a change settled in its own series, and a member it named has its own changes retested between the
+group's (`changepoints.retest`), but for those at a group's run where its other members moved too (`_confirmed`,
+CONFIRM_SHARE). A shift the residuals show only once the shared noise is divided out is none (`_in_raw_values`). The
+residuals are also searched inside the segments most members share (`_inside_common_segments`): a shift most of them
+missed is a bump there, not a step. A shift a sibling group settled (the same label or iteration in another latency
+metric) is tested in a group at its run alone (`_siblings_runs`), as is, more strictly, a step of an iteration's
+throughput in that iteration's latency (`_load_hints`), and a shift of the family's groups pooled as one
+(`_joint_claims`). Once the groups are done, a series some group pools keeps a change of its own only at p_value x
+ALONE_P (the others retested) when it has ALONE_RUNS runs or more: the groups test what several series share, and a
+series alone at p just under p_value was most of the false changes left. The groups still read every change the series
+found at p_value. A series' own change more than MOVE_RUNS and up to FAR_RUNS runs from a shift one of its groups
+claimed, the same way, is retested with the group's run as a bound (`_far_claims`). Last, a series' own change 2 to
+FAR_RUNS runs from such a claim moves to it when its values fit a step there about as well (`_toward_claims`): one
+series places a small shift by its noise, its group by 8 series. """
 
 from __future__ import annotations
 
@@ -912,10 +910,11 @@ def _label_moves(members: list[Series], clean: list[np.ndarray], span: tuple[int
     """Each member's relative move at the group's run (span: its segments, first position, the run, last) over up to
     OTHERS_RUNS runs on each side (within the group's segments and the member's own other changes, `_own_near`), with
     its error from its noise (`relative_noise`), its two windows and whether it has no change of its own within
-    MOVE_RUNS; in a label's group only (not `(all)`'s, whose members are iterations that need not move alike). None
-    when a member has under `settle_runs` runs on a side: whether all moved as one is not known."""
+    MOVE_RUNS; in a label's group or `(all)`'s (whose members are iterations, which need not move alike: only
+    `_label_member_p` asks it of them). None when a member has under `settle_runs` runs on a side: whether all moved as
+    one is not known."""
     at = span[1]
-    if members[0].key["label"] == "(all)" or not _one_label(members):
+    if not _one_label(members):
         return None
     moves = []
     for member, values in zip(members, clean):
@@ -943,27 +942,29 @@ def _one_move(moves: LabelMoves) -> tuple[float, float]:
 
 
 def _label_member_p(moves: LabelMoves | None, member_p: float) -> float:
-    """The p a member's own test at a label group's run names it at: `member_p`, but MEMBER_P x APART_MEMBER_P where
-    the label's members did not move as one there (`_one_move` p < APART_P): the shift is some iterations' (iteration
-    1's -12 % at night 15 of issue 21's kind of history, in labels A and B), the others did not move, and of 6 members
-    that did not, one passes a t-test at 0.05 the shift's way one time in seven (1 - 0.975^6), more at x SETTLED_P
-    (seed 1234 at 3-5 % noise: label A's server iteration 3 p95, -7.8 % at p 0.037, named at 15 by its label's group
-    at x SETTLED_P, a false change)."""
+    """The p a member's own test at a label group's run (or `(all)`'s) names it at: `member_p`, but MEMBER_P x
+    APART_MEMBER_P where its members did not move as one there (`_one_move` p < APART_P): the shift is some
+    iterations' (iteration 1's -12 % at night 15 of issue 21's kind of history, in labels A and B), the others did not
+    move, and of 6 members that did not, one passes a t-test at 0.05 the shift's way one time in seven (1 - 0.975^6),
+    more at x SETTLED_P (seed 1234 at 3-5 % noise: label A's server iteration 3 p95, -7.8 % at p 0.037, named at 15
+    by its label's group at x SETTLED_P, a false change; seed 1288: `(all)`'s server iteration 3 p50, -5.3 % at 16,
+    p 0.011, by `(all)`'s group)."""
     if moves is None or _one_move(moves)[1] >= APART_P:
         return member_p
     return min(member_p, MEMBER_P * APART_MEMBER_P)
 
 
 def _moved_together(moves: LabelMoves | None, direction: float | None, settings: ChangeSettings) -> dict[int, Change]:
-    """The changes of a label's members (their moves at a run where its family settled a shift, a sibling group or the
-    family pooled: the caller asks; `_label_moves`) when their moves there are one move: p >= TOGETHER_P
+    """The changes of a label's members (not `(all)`'s, whose members are iterations that need not move alike; their
+    moves at a run where its family settled a shift, a sibling group or the family pooled: the caller asks;
+    `_label_moves`) when their moves there are one move: p >= TOGETHER_P
     (`_one_move`), and their weighted mean is GROUP_SIZE x min_change_pct or more, in the shift's direction. Each member
     without a change of its own within MOVE_RUNS of the run that moved its way at least TOGETHER_SHARE of the mean is
     named. A code change moves every member of its label by about as much; one member alone is at its floor (label
     B's +6 % at night 22 of issue 21's kind of history at 3-5 % noise: its members' own tests left 607 of 1,600 items
     missed on seeds 1200-1299, 429 with this), and a shift of some iterations only (iterations 3 and 4's +15 % at
     night 8) fails the test at p < 0.001. Keyed by the member's id; empty when the test fails."""
-    if direction is None or moves is None:
+    if direction is None or moves is None or moves[0][0].key["label"] == "(all)":
         return {}
     mean, p = _one_move(moves)
     if np.sign(mean) != direction or abs(mean) * 100 < GROUP_SIZE * settings.min_change_pct or p < TOGETHER_P:
