@@ -44,7 +44,8 @@ series alone at p just under p_value was most of the false changes left. The gro
 found at p_value. A series' own change more than MOVE_RUNS and up to FAR_RUNS runs from a shift one of its groups
 claimed, the same way, is retested with the group's run as a bound (`_far_claims`). Last, a series' own change 2 to
 FAR_RUNS runs from such a claim moves to it when its values fit a step there about as well (`_toward_claims`): one
-series places a small shift by its noise, its group by 8 series. """
+series places a small shift by its noise, its group by 8 series.
+"""
 
 from __future__ import annotations
 
@@ -957,10 +958,9 @@ def _label_member_p(moves: LabelMoves | None, member_p: float) -> float:
 def _moved_together(moves: LabelMoves | None, direction: float | None, settings: ChangeSettings) -> dict[int, Change]:
     """The changes of a label's members (not `(all)`'s, whose members are iterations that need not move alike; their
     moves at a run where its family settled a shift, a sibling group or the family pooled: the caller asks;
-    `_label_moves`) when their moves there are one move: p >= TOGETHER_P
-    (`_one_move`), and their weighted mean is GROUP_SIZE x min_change_pct or more, in the shift's direction. Each member
-    without a change of its own within MOVE_RUNS of the run that moved its way at least TOGETHER_SHARE of the mean is
-    named. A code change moves every member of its label by about as much; one member alone is at its floor (label
+    `_label_moves`) when their moves there are one move: p >= TOGETHER_P (`_one_move`), and their weighted mean is
+    GROUP_SIZE x min_change_pct or more, in the shift's direction. Each member without a change of its own within
+    MOVE_RUNS of the run that moved its way at least TOGETHER_SHARE of the mean is named. A code change moves every member of its label by about as much; one member alone is at its floor (label
     B's +6 % at night 22 of issue 21's kind of history at 3-5 % noise: its members' own tests left 607 of 1,600 items
     missed on seeds 1200-1299, 429 with this), and a shift of some iterations only (iterations 3 and 4's +15 % at
     night 8) fails the test at p < 0.001. Keyed by the member's id; empty when the test fails."""

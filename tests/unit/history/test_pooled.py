@@ -175,6 +175,14 @@ def test_a_labels_members_that_moved_as_one_are_named_together_and_a_shift_of_so
         apart = moves(uneven)
         assert pooled._moved_together(apart, 1.0, settings) == {}
         assert pooled._one_move(apart)[1] < pooled.APART_P
+        for label_moves, label in ((even, members), (apart, uneven)):  # each move from numpy, Q's p from scipy
+            shifts = np.array([m.values[SHIFT_AT:SHIFT_AT + runs].mean() / m.values[SHIFT_AT - runs:SHIFT_AT].mean() - 1
+                               for m in label])
+            assert [move[1] for move in label_moves] == pytest.approx(shifts)
+            weights = np.array([move[2] for move in label_moves]) ** -2.0
+            mean = np.average(shifts, weights=weights)
+            assert pooled._one_move(label_moves) == pytest.approx(
+                (mean, stats.chi2.sf(np.sum(weights * (shifts - mean) ** 2), len(label) - 1)))
         assert pooled._label_member_p(apart, pooled.MEMBER_P * pooled.SETTLED_P) == pytest.approx(
             pooled.MEMBER_P * pooled.APART_MEMBER_P)
     for q, df in ((3.2, 7), (14.07, 7), (0.5, 1), (40.0, 12)):
