@@ -325,20 +325,28 @@ def change_at(values: Sequence[float], calls: Sequence[float] | None, first: int
 def fits_as_well(values: Sequence[float], calls: Sequence[float] | None, first: int, split: int, own: int, last: int,
                  settings: ChangeSettings) -> bool:
     """Whether a step at index `split` fits values[first..last] (outliers left out) about as well as one at `own`:
-    the fit a step at `own` gains over one at `split` (`_split_fit`: squares taken off over the noise left after the
-    step at `own`, for a rate twice the log-likelihood) is under PLACE_CHI2, the 5 % point of chi-square with one
-    degree of freedom."""
+    what a step at `own` gains over one at `split` (`step_preference`) is under PLACE_CHI2, the 5 % point of
+    chi-square with one degree of freedom."""
+    return step_preference(values, calls, first, split, own, last, settings) < PLACE_CHI2
+
+
+def step_preference(values: Sequence[float], calls: Sequence[float] | None, first: int, split: int, own: int,
+                    last: int, settings: ChangeSettings) -> float:
+    """The fit a step at index `own` gains over one at `split` in values[first..last] (outliers left out), as
+    chi-square with one degree of freedom (`_split_fit`: squares taken off over the noise left after the step at
+    `own`, for a rate twice the log-likelihood): negative where `split` fits better; infinite where a step at either
+    leaves a side empty. Series that moved at one run add theirs up (`pooled._twins_preference`)."""
     kept, points = _without_outliers(values, settings, calls)
     start, stop = (int(i) for i in np.searchsorted(kept, [first, last + 1]))
     k = np.searchsorted(kept, [split, own]) - start
     if not (0 < k.min() and k.max() < stop - start):
-        return False
+        return float("inf")
     fit = _split_fit(points, start, stop, k)
     if points.calls is None:
         x = points.values[start:stop]
         noise = (np.sum((x - x.mean()) ** 2) - fit[1]) / (x.size - 2)
-        return bool(noise > 0 and (fit[1] - fit[0]) / noise < PLACE_CHI2)
-    return bool(2 * (fit[1] - fit[0]) < PLACE_CHI2)
+        return float((fit[1] - fit[0]) / noise) if noise > 0 else float("inf")
+    return float(2 * (fit[1] - fit[0]))
 
 
 def placed(values: Sequence[float], changes: list[Change], fixed: list[int],
