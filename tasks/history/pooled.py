@@ -248,7 +248,7 @@ def _twins_runs(s: Series, twins: list[Series], at: int, direction: float) -> se
     to as to a group's claim (`_toward_claims`). A label's group does not claim a shift of one iteration (iteration
     1's -12 % at night 15 of issue 21's kind of history: 2 of its 8 members), nor `(all)`'s. Two twins of any metric
     were not enough: a p50 moved to where both p95s changed (+12 % at night 29, of the tail only; seeds 1200-1399 at
-    3-5 % noise: 7 false changes more, 8 fewer)."""
+    3-5 % noise: 9 false changes there for 9 fewer elsewhere)."""
     moved = {(int(t.positions[c.index]), t.key["metric"] == s.key["metric"]) for t in twins for c in t.changes
              if c.kind == "change" and c.change_pct is not None and np.sign(c.change_pct) == direction}
     if {(at, True), (at, False)} & moved:
