@@ -40,7 +40,7 @@ from tasks.history.edivisive import bisect
 from tasks.history.significance import count_p, student_p, successive_overdispersion
 
 NEIGHBOURS = 3  # points on each side that an outlier is compared with
-PLACE_CHI2 = 3.84  # a step at one run fits significantly better than at another (chi-square, 1 df, 5 %): `fits_as_well`
+PLACE_CHI2 = 3.84  # a step at one run fits significantly better than at another (chi-square, 1 df, 5 %): `step_preference`
 PLACE_RUNS = 3  # a change is moved to the best split of its two segments up to this many runs away
 SEARCH_ROUNDS = 3  # rounds of placing the changes and looking again inside their segments
 OUTLIER_NOISE = 6.0  # an outlier is this many times the series' noise away from both sides
@@ -322,20 +322,13 @@ def change_at(values: Sequence[float], calls: Sequence[float] | None, first: int
     return replace(_change(points, start, at, stop, settings), index=int(kept[at]))
 
 
-def fits_as_well(values: Sequence[float], calls: Sequence[float] | None, first: int, split: int, own: int, last: int,
-                 settings: ChangeSettings) -> bool:
-    """Whether a step at index `split` fits values[first..last] (outliers left out) about as well as one at `own`:
-    what a step at `own` gains over one at `split` (`step_preference`) is under PLACE_CHI2, the 5 % point of
-    chi-square with one degree of freedom."""
-    return step_preference(values, calls, first, split, own, last, settings) < PLACE_CHI2
-
-
 def step_preference(values: Sequence[float], calls: Sequence[float] | None, first: int, split: int, own: int,
                     last: int, settings: ChangeSettings) -> float:
     """The fit a step at index `own` gains over one at `split` in values[first..last] (outliers left out), as
     chi-square with one degree of freedom (`_split_fit`: squares taken off over the noise left after the step at
     `own`, for a rate twice the log-likelihood): negative where `split` fits better; infinite where a step at either
-    leaves a side empty. Series that moved at one run add theirs up (`pooled._twins_preference`)."""
+    leaves a side empty. Under PLACE_CHI2, the 5 % point, a step at `split` fits about as well; series that moved at
+    one run add theirs up (`pooled._toward_claims`, `pooled._twins_preference`)."""
     kept, points = _without_outliers(values, settings, calls)
     start, stop = (int(i) for i in np.searchsorted(kept, [first, last + 1]))
     k = np.searchsorted(kept, [split, own]) - start

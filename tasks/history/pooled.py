@@ -214,10 +214,8 @@ def _toward_claims(s: Series, by: dict[tuple[int, int], str], settings: ChangeSe
             low, high = sorted((at, claim))
             if any(low - 1 <= other <= high + 1 for other in others) or claim not in s.positions:
                 continue
-            first = max((o for o in others if o < low), default=None)
-            last = min((o for o in others if o > high), default=None)
-            span = (0 if first is None else _index(s, first), _index(s, claim), change.index,
-                    s.values.size - 1 if last is None else _index(s, last) - 1)
+            first, last = _segment(s, others, low, high)
+            span = (first, _index(s, claim), change.index, last)
             preference = step_preference(s.values, _counted(s), *span, settings)
             if preference + _twins_preference(twins, at, claim, direction, settings) >= PLACE_CHI2:
                 break
@@ -270,12 +268,17 @@ def _twins_preference(twins: list[Series], at: int, claim: int, direction: float
         if (len(inside) != 1 or inside[0].change_pct is None or np.sign(inside[0].change_pct) != direction
                 or at not in twin.positions or claim not in twin.positions):
             continue
-        first = max((run for run, _ in runs if run < low), default=None)
-        last = min((run for run, _ in runs if run > high), default=None)
-        total += step_preference(twin.values, None, 0 if first is None else _index(twin, first), _index(twin, claim),
-                                 _index(twin, at), twin.values.size - 1 if last is None else _index(twin, last) - 1,
-                                 settings)
+        first, last = _segment(twin, [run for run, _ in runs], low, high)
+        total += step_preference(twin.values, None, first, _index(twin, claim), _index(twin, at), last, settings)
     return total
+
+
+def _segment(s: Series, runs: list[int], low: int, high: int) -> tuple[int, int]:
+    """The first and last index of the segment of `s` around plan positions low..high between its changes at `runs`
+    (the one before low starts it; the one after high starts the next)."""
+    first = max((run for run in runs if run < low), default=None)
+    last = min((run for run in runs if run > high), default=None)
+    return (0 if first is None else _index(s, first)), (s.values.size - 1 if last is None else _index(s, last) - 1)
 
 
 def _index(s: Series, run: int) -> int:

@@ -415,11 +415,11 @@ def test_placed_moves_an_unplaced_change_to_where_its_segments_fit_best_and_test
     assert placed(values, [turned], [], ChangeSettings()) == [turned]
 
 
-def test_fits_as_well_is_the_chi_square_of_the_squares_one_split_takes_off_beyond_the_other():
-    """A step of 6 over noise 5 at index 10 of 30 points: a step at 13 fits about as well (under chi-square's 5 % point,
-    3.84, of the gain over the noise left), at 4 it does not; the statistic computed here with numpy from the sums of
-    squares of the two splits."""
-    from tasks.history.changepoints import PLACE_CHI2, fits_as_well
+def test_a_steps_preference_is_the_chi_square_of_the_squares_one_split_takes_off_beyond_the_other():
+    """A step of 6 over noise 5 at index 10 of 30 points: what a step at 10 gains over one at 13 is under chi-square's 5 %
+    point (3.84, of the gain over the noise left), over one at 4 it is not; the statistic computed here with numpy from
+    the sums of squares of the two splits. Negative the other way round; infinite where a side would be empty."""
+    from tasks.history.changepoints import PLACE_CHI2, step_preference
 
     rng = np.random.default_rng(3)
     values = 100 + np.where(np.arange(30) >= 10, 6.0, 0.0) + 5 * rng.standard_normal(30)
@@ -431,9 +431,12 @@ def test_fits_as_well_is_the_chi_square_of_the_squares_one_split_takes_off_beyon
     statistic = {split: (sse(split) - sse(10)) / (sse(10) / 28) for split in (4, 13)}
     assert statistic[13] < PLACE_CHI2 < statistic[4]
     settings = ChangeSettings()
-    assert fits_as_well(values, None, 0, 13, 10, 29, settings) is True
-    assert fits_as_well(values, None, 0, 4, 10, 29, settings) is False
-    assert fits_as_well(values, None, 0, 0, 10, 29, settings) is False  # no step at the first point
+    for split in (4, 13):
+        assert step_preference(values, None, 0, split, 10, 29, settings) == pytest.approx(statistic[split], rel=1e-9)
+    assert step_preference(values, None, 0, 10, 13, 29, settings) == pytest.approx(
+        (sse(10) - sse(13)) / (sse(13) / 28), rel=1e-9)
+    assert step_preference(values, None, 0, 10, 13, 29, settings) < 0  # a step at 10 fits better than at 13
+    assert step_preference(values, None, 0, 0, 10, 29, settings) == float("inf")  # no step at the first point
 
 
 def test_the_segments_median_is_numpys():

@@ -1218,9 +1218,8 @@ def test_an_own_change_its_twins_placed_two_runs_away_moves_there_when_all_of_th
         """What a step at night `own` gains over one at `split` in chi-square, from numpy: the squares each takes off,
         over the noise left after the one at `own`; the outlier night left out, up to the series' next true move."""
         values = next(s.values for s in history.series if series_id(s.key) == key)
-        x, at = values[(nights != OUTLIER) & (nights < 29)], nights[(nights != OUTLIER) & (nights < 29)]
-        if key[5] == "p50_ms":
-            x, at = values[nights != OUTLIER], nights[nights != OUTLIER]
+        kept = (nights != OUTLIER) & (nights < (29 if key[5] == "p95_ms" else 60))
+        x, at = values[kept], nights[kept]
 
         def taken_off(night: int) -> float:
             k, n = int((at < night).sum()), x.size
@@ -1246,5 +1245,8 @@ def test_an_own_change_its_twins_placed_two_runs_away_moves_there_when_all_of_th
 
     sides = [(side, metric) for side in ("client", "server") for metric in ("p50_ms", "p95_ms")]
     assert result() == (137, 1, [(side, metric, 15) for side, metric in sides])
+    twins = [s for s in history.series if series_id(s.key) in family[1:]]  # with the changes the detection left
+    assert pooled._twins_preference(twins, index[13], index[15], -1.0, ChangeSettings()) == pytest.approx(
+        sum(preference(key, 13, 15) for key in family[1:]), rel=1e-9)
     monkeypatch.setattr(pooled, "_twins", lambda series: {})
     assert result() == (136, 2, sorted([("client", "p50_ms", 13)] + [(side, metric, 15) for side, metric in sides[1:]]))
